@@ -1,0 +1,68 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Turn is one unit of work handed to a backend.
+type Turn struct {
+	TaskID     string
+	Iteration  int
+	Phase      string // "initializer" or "execution"
+	Prompt     string
+	Workspace  string // absolute path of the workspace root; the agent's cwd
+	HarnessDir string // absolute path of .grub/<id>
+	PromptFile string // absolute path of a file holding Prompt
+	Timeout    time.Duration
+	// Started, if set, is called with the process group id of a process the
+	// backend starts for the turn, so that the controller can record it in
+	// the lock file and end it after a crash.
+	Started func(pgid int)
+}
+
+// Usage is what one turn consumed.
+type Usage struct {
+	InputTokens       int64
+	CachedInputTokens int64
+	OutputTokens      int64
+	Requests          int64
+	Estimated         bool // the backend reported no usage and it was estimated
+}
+
+// Add sums u and o.
+func (u Usage) Add(o Usage) Usage {
+	return Usage{
+		InputTokens:       u.InputTokens + o.InputTokens,
+		CachedInputTokens: u.CachedInputTokens + o.CachedInputTokens,
+		OutputTokens:      u.OutputTokens + o.OutputTokens,
+		Requests:          u.Requests + o.Requests,
+		Estimated:         u.Estimated || o.Estimated,
+	}
+}
+
+// Result is what a backend returns for a turn.
+type Result struct {
+	FinalMessage string
+	Usage        Usage
+	Transcript   string // path of the turn's transcript, if the backend wrote one
+}
+
+// Agent runs turns.
+type Agent interface {
+	RunTurn(ctx context.Context, t Turn) (Result, error)
+}
+
+// ErrTimeout is returned (wrapped) when a turn exceeds its timeout. The
+// backend has killed what it started.
+var ErrTimeout = errors.New("turn timed out")
+
+// ErrUsageLimited is returned (wrapped) when the provider refuses for quota
+// after retries; the task ends usage_limited.
+var ErrUsageLimited = errors.New("provider usage limit reached")
+
+// ErrBudgetSpent is returned (wrapped) by a backend that stopped a turn
+// because the token budget was spent; the result still carries usage and
+// any wrap-up message.
+var ErrBudgetSpent = errors.New("token budget spent")

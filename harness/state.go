@@ -1,0 +1,184 @@
+package harness
+
+import (
+	"time"
+
+	"github.com/grub-dev/grub/featurelist"
+)
+
+// Status is a task's lifecycle status (DESIGN.md section 3).
+type Status string
+
+const (
+	StatusRunning       Status = "running"
+	StatusPaused        Status = "paused"
+	StatusBlocked       Status = "blocked"
+	StatusBudgetLimited Status = "budget_limited"
+	StatusUsageLimited  Status = "usage_limited"
+	StatusComplete      Status = "complete"
+	StatusStopped       Status = "stopped"
+	StatusFailed        Status = "failed"
+)
+
+// Phase is the kind of turn a task runs next.
+type Phase string
+
+const (
+	PhaseInitializer Phase = "initializer"
+	PhaseExecution   Phase = "execution"
+)
+
+// StateVersion is the state.json format version this build writes.
+const StateVersion = 1
+
+// State is the content of state.json. Only the controller writes it.
+type State struct {
+	Version             int        `json:"version"`
+	ID                  string     `json:"id"`
+	Goal                string     `json:"goal"`
+	Locale              string     `json:"locale"`
+	Status              Status     `json:"status"`
+	Phase               Phase      `json:"phase"`
+	CreatedAt           time.Time  `json:"createdAt"`
+	UpdatedAt           time.Time  `json:"updatedAt"`
+	CurrentIteration    int        `json:"currentIteration"`
+	AwaitingTurn        bool       `json:"awaitingTurn"`
+	TurnStartedAt       *time.Time `json:"turnStartedAt,omitempty"`
+	ConsecutiveFailures int        `json:"consecutiveFailures"`
+	ConsecutiveBlocked  int        `json:"consecutiveBlocked"`
+	NoProgressTurns     int        `json:"noProgressTurns"`
+	Limits              Limits     `json:"limits"`
+	Usage               Usage      `json:"usage"`
+	Agent               Agent      `json:"agent"`
+	// FeatureListBaseline is the last feature list the controller accepted.
+	FeatureListBaseline *featurelist.List `json:"featureListBaseline"`
+	LastDecision        *Decision         `json:"lastDecision"`
+	LastError           string            `json:"lastError,omitempty"`
+	StopReason          string            `json:"stopReason,omitempty"`
+	LastInit            *Check            `json:"lastInit"`
+	Pending             Pending           `json:"pending"`
+}
+
+// Limits are the budgets and caps of a task. Durations are whole seconds.
+type Limits struct {
+	MaxIterations          int   `json:"maxIterations"`
+	MaxConsecutiveFailures int   `json:"maxConsecutiveFailures"`
+	MaxInitializerFailures int   `json:"maxInitializerFailures"`
+	MaxBlocked             int   `json:"maxBlocked"`
+	TokenBudget            int64 `json:"tokenBudget"`
+	TimeBudgetSeconds      int64 `json:"timeBudgetSeconds"`
+	MinFeatures            int   `json:"minFeatures"`
+	MaxFeatures            int   `json:"maxFeatures"`
+	TurnTimeoutSeconds     int64 `json:"turnTimeoutSeconds"`
+	InitTimeoutSeconds     int64 `json:"initTimeoutSeconds"`
+}
+
+// DefaultLimits are the limits of DESIGN.md section 3.
+func DefaultLimits() Limits {
+	return Limits{
+		MaxIterations:          25,
+		MaxConsecutiveFailures: 3,
+		MaxInitializerFailures: 5,
+		MaxBlocked:             3,
+		MinFeatures:            15,
+		MaxFeatures:            40,
+		TurnTimeoutSeconds:     30 * 60,
+		InitTimeoutSeconds:     5 * 60,
+	}
+}
+
+// LimitChanges raises or lowers some limits of an existing task (grub edit,
+// grub resume). A nil field leaves the limit as it is.
+type LimitChanges struct {
+	MaxIterations          *int   `json:"maxIterations,omitempty"`
+	MaxConsecutiveFailures *int   `json:"maxConsecutiveFailures,omitempty"`
+	TokenBudget            *int64 `json:"tokenBudget,omitempty"`
+	TimeBudgetSeconds      *int64 `json:"timeBudgetSeconds,omitempty"`
+}
+
+// Empty reports whether c changes nothing.
+func (c LimitChanges) Empty() bool {
+	return c.MaxIterations == nil && c.MaxConsecutiveFailures == nil && c.TokenBudget == nil && c.TimeBudgetSeconds == nil
+}
+
+// Apply writes the changes into l.
+func (c LimitChanges) Apply(l *Limits) {
+	if c.MaxIterations != nil {
+		l.MaxIterations = *c.MaxIterations
+	}
+	if c.MaxConsecutiveFailures != nil {
+		l.MaxConsecutiveFailures = *c.MaxConsecutiveFailures
+	}
+	if c.TokenBudget != nil {
+		l.TokenBudget = *c.TokenBudget
+	}
+	if c.TimeBudgetSeconds != nil {
+		l.TimeBudgetSeconds = *c.TimeBudgetSeconds
+	}
+}
+
+// Usage is what a task has consumed so far.
+type Usage struct {
+	InputTokens       int64 `json:"inputTokens"`
+	CachedInputTokens int64 `json:"cachedInputTokens"`
+	OutputTokens      int64 `json:"outputTokens"`
+	Requests          int64 `json:"requests"`
+	// TokensUsed = input - cached input + output, summed over every request.
+	TokensUsed      int64 `json:"tokensUsed"`
+	TimeUsedSeconds int64 `json:"timeUsedSeconds"`
+	// Estimated is set once any request's usage had to be estimated because
+	// the server reported none.
+	Estimated bool `json:"estimated,omitempty"`
+}
+
+// Agent records which backend runs the turns. It never holds a key.
+type Agent struct {
+	Kind    string `json:"kind"`
+	Model   string `json:"model,omitempty"`
+	BaseURL string `json:"baseURL,omitempty"`
+	Command string `json:"command,omitempty"`
+}
+
+// Decision is the controller's record of a turn's outcome: the agent's
+// loop-state as accepted (or downgraded), or a status the controller set
+// (unknown, failed, cancelled).
+type Decision struct {
+	Status    string   `json:"status"`
+	Summary   string   `json:"summary"`
+	NextStep  string   `json:"nextStep,omitempty"`
+	Feature   string   `json:"feature,omitempty"`
+	Blocker   string   `json:"blocker,omitempty"`
+	Question  string   `json:"question,omitempty"`
+	Options   []string `json:"options,omitempty"`
+	Iteration int      `json:"iteration,omitempty"`
+}
+
+// Check is the result of a command the controller ran (init.sh, verify).
+type Check struct {
+	Command    string `json:"command"`
+	ExitCode   int    `json:"exitCode"`
+	Passed     bool   `json:"passed"`
+	TimedOut   bool   `json:"timedOut,omitempty"`
+	OutputTail string `json:"outputTail,omitempty"`
+	Iteration  int    `json:"iteration,omitempty"`
+}
+
+// Pending holds notes the next prompt carries exactly once.
+type Pending struct {
+	Failure              string      `json:"failure,omitempty"`
+	RecoveredUnknownTurn bool        `json:"recoveredUnknownTurn,omitempty"`
+	CompletionRejected   string      `json:"completionRejected,omitempty"`
+	BlockedReexamine     string      `json:"blockedReexamine,omitempty"`
+	ObjectiveUpdated     *GoalChange `json:"objectiveUpdated,omitempty"`
+	Steer                []string    `json:"steer,omitempty"`
+	Answer               string      `json:"answer,omitempty"`
+}
+
+// GoalChange records an edit of the goal.
+type GoalChange struct {
+	Old string `json:"old"`
+	New string `json:"new"`
+}
+
+// Terminal reports whether s is a status at which no controller runs.
+func (s Status) Terminal() bool { return s != StatusRunning }

@@ -1,0 +1,191 @@
+package schemas
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+)
+
+// The documents grub validates. Each name is a file in this folder.
+const (
+	FeatureList  = "feature-list.schema.json"
+	State        = "state.schema.json"
+	LoopState    = "loop-state.schema.json"
+	Control      = "control.schema.json"
+	StatusOutput = "status-output.schema.json"
+	ListOutput   = "list-output.schema.json"
+)
+
+//go:embed *.schema.json
+var files embed.FS
+
+const baseURL = "https://grub.dev/schemas/"
+
+var (
+	compileOnce sync.Once
+	compiled    map[string]*jsonschema.Schema
+	compileErr  error
+)
+
+func compileAll() {
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft2020
+	c.AssertFormat = true
+	entries, err := files.ReadDir(".")
+	if err != nil {
+		compileErr = err
+		return
+	}
+	for _, e := range entries {
+		data, err := files.ReadFile(e.Name())
+		if err != nil {
+			compileErr = err
+			return
+		}
+		if err := c.AddResource(baseURL+e.Name(), bytes.NewReader(data)); err != nil {
+			compileErr = fmt.Errorf("schema %s: %w", e.Name(), err)
+			return
+		}
+	}
+	compiled = make(map[string]*jsonschema.Schema, len(entries))
+	for _, e := range entries {
+		s, err := c.Compile(baseURL + e.Name())
+		if err != nil {
+			compileErr = fmt.Errorf("schema %s: %w", e.Name(), err)
+			return
+		}
+		compiled[e.Name()] = s
+	}
+}
+
+func schema(name string) (*jsonschema.Schema, error) {
+	compileOnce.Do(compileAll)
+	if compileErr != nil {
+		return nil, compileErr
+	}
+	s, ok := compiled[name]
+	if !ok {
+		return nil, fmt.Errorf("schemas: no schema named %q", name)
+	}
+	return s, nil
+}
+
+// Names lists the embedded schema files.
+func Names() []string {
+	compileOnce.Do(compileAll)
+	names := make([]string, 0, len(compiled))
+	for n := range compiled {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Source returns the text of the named schema.
+func Source(name string) ([]byte, error) { return files.ReadFile(name) }
+
+// Violation is one rule a document breaks.
+type Violation struct {
+	Pointer string // JSON pointer into the document, "" for the root
+	Rule    string // what the schema demands, in words
+}
+
+// Error is a document that is not valid JSON or breaks its schema. It names
+// the file, and for a schema failure the JSON pointer and rule of every leaf
+// violation.
+type Error struct {
+	File       string // the file as the user knows it, e.g. ".grub/0a1b2c3d/state.json"
+	Schema     string // the schema's file name
+	Syntax     error  // set when the document is not JSON at all
+	Violations []Violation
+}
+
+func (e *Error) Error() string {
+	if e.Syntax != nil {
+		return fmt.Sprintf("%s: not valid JSON: %v", e.File, e.Syntax)
+	}
+	var b strings.Builder
+	for i, v := range e.Violations {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		ptr := v.Pointer
+		if ptr == "" {
+			ptr = "/"
+		}
+		fmt.Fprintf(&b, "%s at %s: %s", e.File, ptr, v.Rule)
+	}
+	return b.String()
+}
+
+// Validate checks data against the named schema. file names the document in
+// error messages. It returns a *Error for a bad document and a plain error
+// only when the schema itself cannot be loaded.
+func Validate(name, file string, data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		return &Error{File: file, Schema: name, Syntax: err}
+	}
+	if dec.More() {
+		return &Error{File: file, Schema: name, Syntax: errors.New("trailing data after the JSON value")}
+	}
+	return ValidateValue(name, file, doc)
+}
+
+// ValidateValue checks an already decoded JSON value (as produced by
+// encoding/json with UseNumber, or plain float64 numbers).
+func ValidateValue(name, file string, doc any) error {
+	s, err := schema(name)
+	if err != nil {
+		return err
+	}
+	err = s.Validate(doc)
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	out := &Error{File: file, Schema: name}
+	collectLeaves(ve, &out.Violations)
+	if len(out.Violations) == 0 {
+		out.Violations = []Violation{{Pointer: ve.InstanceLocation, Rule: ve.Message}}
+	}
+	return out
+}
+
+// ValidateGo marshals v and checks it against the named schema: the check
+// grub runs before every write.
+func ValidateGo(name, file string, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	return Validate(name, file, data)
+}
+
+func collectLeaves(ve *jsonschema.ValidationError, out *[]Violation) {
+	if len(ve.Causes) == 0 {
+		v := Violation{Pointer: ve.InstanceLocation, Rule: ve.Message}
+		for _, seen := range *out {
+			if seen == v {
+				return
+			}
+		}
+		*out = append(*out, v)
+		return
+	}
+	for _, c := range ve.Causes {
+		collectLeaves(c, out)
+	}
+}
