@@ -1,0 +1,233 @@
+package templates
+
+import (
+	"embed"
+	"fmt"
+	"strconv"
+	"strings"
+	"text/template"
+	"time"
+)
+
+// InitScript is the starter init.sh the harness writes for a new task. Its
+// "project smoke check" section fails until the initializer replaces it, so
+// an unfilled template can never pass verification.
+//
+//go:embed init.sh
+var InitScript string
+
+//go:embed *.md.tmpl
+var files embed.FS
+
+var tmpl = template.Must(template.New("").Funcs(template.FuncMap{
+	"code":    Code,
+	"indent":  func(s string) string { return indentLines(s, "  ") },
+	"indent2": func(s string) string { return indentLines(s, "    ") },
+	"quote":   quote,
+	"trim":    strings.TrimSpace,
+	"time":    func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"usage":   usageLine,
+}).ParseFS(files, "*.md.tmpl"))
+
+func render(name string, data any) (string, error) {
+	var b strings.Builder
+	if err := tmpl.ExecuteTemplate(&b, name, data); err != nil {
+		return "", fmt.Errorf("templates: render %s: %w", name, err)
+	}
+	return b.String(), nil
+}
+
+// ProgressLogHeader is the first text of a task's progress-log.md.
+func ProgressLogHeader(id, goal string) string {
+	s, err := render("progress-log-header.md.tmpl", struct{ ID, Goal string }{id, goal})
+	if err != nil {
+		// The template is fixed and its data are two strings: a failure
+		// here is a bug in this package, caught by its tests.
+		panic(err)
+	}
+	return s
+}
+
+// Entry is one turn's record in progress-log.md. Empty fields are left out.
+type Entry struct {
+	Iteration    int
+	Phase        string // "initializer" or "execution"
+	Feature      string // the feature the turn worked on, if known
+	Decision     string // the accepted status: continue, complete, blocked, unknown, failed, cancelled
+	Summary      string
+	NextStep     string
+	Verification string // e.g. "init.sh passed; verify `go test ./auth` passed"
+	Failure      string // why the turn counts as a failure, if it does
+	At           time.Time
+	Note         string // free text appended after the fields (goal edits, steering, recovery)
+
+	InputTokens       int64
+	CachedInputTokens int64
+	OutputTokens      int64
+	Requests          int64
+	Elapsed           time.Duration
+	UsageEstimated    bool // some request's usage was estimated
+}
+
+// RenderEntry renders e as a markdown section that starts with a blank line,
+// ready to append to progress-log.md:
+//
+//	## Turn 3: execution, feature `login-form`
+//
+//	- Decision: continue
+//	- Summary: …
+func RenderEntry(e Entry) (string, error) {
+	if e.Iteration < 0 {
+		return "", fmt.Errorf("templates: progress-log entry has negative iteration %d", e.Iteration)
+	}
+	if strings.TrimSpace(e.Phase) == "" {
+		return "", fmt.Errorf("templates: progress-log entry for turn %d has no phase", e.Iteration)
+	}
+	s, err := render("entry.md.tmpl", e)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimRight(s, "\n") + "\n", nil
+}
+
+// ChecklistItem is one feature as the checklist shows it.
+type ChecklistItem struct {
+	ID          string
+	Category    string
+	Description string
+	Passes      bool
+	Evidence    string
+}
+
+type categoryCount struct {
+	Name           string
+	Passing, Total int
+}
+
+// RenderChecklist renders feature-checklist.md. A nil items slice means the
+// initializer has not written a feature list yet; an empty non-nil slice is a
+// list without features.
+func RenderChecklist(goal string, items []ChecklistItem) (string, error) {
+	data := struct {
+		Goal           string
+		Planned        bool
+		Items          []ChecklistItem
+		Passing, Total int
+		Categories     []categoryCount
+	}{Goal: goal, Planned: items != nil, Items: items, Total: len(items)}
+	index := map[string]int{}
+	for _, it := range items {
+		if it.Passes {
+			data.Passing++
+		}
+		if it.Category == "" {
+			continue
+		}
+		i, ok := index[it.Category]
+		if !ok {
+			i = len(data.Categories)
+			index[it.Category] = i
+			data.Categories = append(data.Categories, categoryCount{Name: it.Category})
+		}
+		data.Categories[i].Total++
+		if it.Passes {
+			data.Categories[i].Passing++
+		}
+	}
+	return render("checklist.md.tmpl", data)
+}
+
+// Code renders s as a markdown code span, choosing a backtick fence longer
+// than any run of backticks inside s.
+func Code(s string) string {
+	longest, run := 0, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	if longest > 0 || strings.HasPrefix(s, " ") && strings.HasSuffix(s, " ") && strings.TrimSpace(s) != "" {
+		// A space on each side keeps a leading or trailing backtick
+		// apart from the fence; markdown strips one space each side.
+		return fence + " " + s + " " + fence
+	}
+	return fence + s + fence
+}
+
+// indentLines trims s and indents every line after the first by prefix, so
+// that multi-line text stays inside a markdown list item. Blank lines stay
+// empty.
+func indentLines(s, prefix string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for i := 1; i < len(lines); i++ {
+		lines[i] = strings.TrimRight(lines[i], " \t\r")
+		if lines[i] != "" {
+			lines[i] = prefix + lines[i]
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// quote renders s as a markdown block quote.
+func quote(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for i, l := range lines {
+		l = strings.TrimRight(l, " \t\r")
+		if l == "" {
+			lines[i] = ">"
+		} else {
+			lines[i] = "> " + l
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// usageLine summarises an entry's usage, or returns "" when it has none.
+func usageLine(e Entry) string {
+	if e.InputTokens == 0 && e.CachedInputTokens == 0 && e.OutputTokens == 0 && e.Requests == 0 && e.Elapsed == 0 {
+		return ""
+	}
+	used := e.InputTokens - e.CachedInputTokens + e.OutputTokens
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s tokens (%s input, %s cached, %s output), %s %s",
+		group(used), group(e.InputTokens), group(e.CachedInputTokens), group(e.OutputTokens),
+		group(e.Requests), plural(e.Requests, "request", "requests"))
+	if e.Elapsed > 0 {
+		fmt.Fprintf(&b, ", %s", e.Elapsed.Round(time.Second))
+	}
+	if e.UsageEstimated {
+		b.WriteString(" (estimated)")
+	}
+	return b.String()
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// group formats n with thousands separators: 1234567 → "1,234,567".
+func group(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
