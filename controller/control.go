@@ -1,0 +1,136 @@
+package controller
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/grub-dev/grub/harness"
+)
+
+// applyControl takes the requests other grub processes left in control.json
+// and applies them at a turn boundary. It returns a stop for pause and stop.
+func (c *Controller) applyControl() (Stop, bool) {
+	reqs, err := c.store.TakeControl(c.st.ID)
+	if err != nil {
+		c.say("ignoring control requests: %v", err)
+		return Stop{}, false
+	}
+	var stop *Stop
+	for _, r := range reqs {
+		switch r.Kind {
+		case harness.ControlPause, harness.ControlPauseNow:
+			if stop == nil {
+				stop = &Stop{harness.StatusPaused, "paused by user request"}
+			}
+		case harness.ControlStop:
+			stop = &Stop{harness.StatusStopped, "stopped by user request"}
+		case harness.ControlEdit:
+			c.editGoal(r.Goal)
+		case harness.ControlLimits:
+			if r.Limits != nil {
+				r.Limits.Apply(&c.st.Limits)
+				c.say("limits changed by user request")
+			}
+		case harness.ControlSteer:
+			c.st.Pending.Steer = append(c.st.Pending.Steer, r.Message)
+			c.appendLog(logEntry{decision: "steer", summary: "guidance from the user for the next turn", note: r.Message})
+		case harness.ControlAnswer:
+			c.st.Pending.Answer = r.Message
+			c.appendLog(logEntry{decision: "answer", summary: "the user answered the agent's question", note: r.Message})
+		}
+	}
+	if stop != nil {
+		return *stop, true
+	}
+	return Stop{}, false
+}
+
+// editGoal changes the goal and tells the next turn.
+func (c *Controller) editGoal(goal string) {
+	if goal == "" || goal == c.st.Goal {
+		return
+	}
+	old := c.st.Goal
+	c.st.Goal = goal
+	c.st.Pending.ObjectiveUpdated = &harness.GoalChange{Old: old, New: goal}
+	c.appendLog(logEntry{decision: "edit", summary: "objective updated by the user",
+		note: fmt.Sprintf("Old goal: %s\nNew goal: %s", old, goal)})
+	c.say("goal updated")
+}
+
+// watchControl watches control.json so that pause --now cancels the running
+// turn at once; other requests wait for the turn boundary.
+func (c *Controller) watchControl() (stop func(), err error) {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, fmt.Errorf("watch control requests: %w", err)
+	}
+	dir := c.store.Dir(c.st.ID)
+	if err := w.Add(dir); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("watch %s: %w", c.store.Rel(dir), err)
+	}
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case ev, ok := <-w.Events:
+				if !ok {
+					return
+				}
+				if filepath.Base(ev.Name) == harness.FileControl && ev.Op&(fsnotify.Create|fsnotify.Write|fsnotify.Rename) != 0 {
+					c.checkPauseNow()
+				}
+			case _, ok := <-w.Errors:
+				if !ok {
+					return
+				}
+			}
+		}
+	}()
+	return func() { close(done); w.Close() }, nil
+}
+
+// checkPauseNow cancels the running turn when a pause --now request waits.
+func (c *Controller) checkPauseNow() {
+	reqs, err := c.store.PeekControl(c.st.ID)
+	if err != nil {
+		return
+	}
+	for _, r := range reqs {
+		if r.Kind == harness.ControlPauseNow {
+			c.mu.Lock()
+			if c.cancelTurn != nil && !c.pauseNowReq {
+				c.pauseNowReq = true
+				c.cancelTurn()
+			}
+			c.mu.Unlock()
+			return
+		}
+	}
+}
+
+// heartbeat reports a long turn every Heartbeat until stopped.
+func (c *Controller) heartbeat(feature string) (stop func()) {
+	done := make(chan struct{})
+	start := c.now()
+	iter := c.st.CurrentIteration
+	go func() {
+		t := time.NewTicker(c.opts.Heartbeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				c.say("turn %d still running (%s%s)", iter, c.now().Sub(start).Round(time.Second), featureSuffix(feature))
+			}
+		}
+	}()
+	return func() { close(done) }
+}

@@ -1,0 +1,267 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/grub-dev/grub/agent"
+	"github.com/grub-dev/grub/harness"
+	"github.com/grub-dev/grub/internal/proc"
+)
+
+// Committer records a finished turn in version control (DESIGN.md section 8).
+type Committer interface {
+	Commit(ctx context.Context, c Commit) error
+}
+
+// Commit describes one turn for a Committer.
+type Commit struct {
+	TaskID    string
+	Iteration int
+	Feature   string
+	Summary   string
+	Status    string // the task status after the turn
+}
+
+// ChangeDetector tells whether the workspace changed during a turn.
+type ChangeDetector interface {
+	// Snapshot returns a token for the workspace's content; equal tokens
+	// mean nothing changed.
+	Snapshot() (string, error)
+}
+
+// Options configure a controller run.
+type Options struct {
+	Store     *harness.Store
+	TaskID    string
+	Agent     agent.Agent
+	Committer Committer      // nil: no commits
+	Changes   ChangeDetector // nil: a fingerprint of the workspace files
+	Progress  io.Writer      // live progress lines; nil discards them
+	Now       func() time.Time
+	// Heartbeat is how often a long turn reports that it is still running
+	// (default 30s).
+	Heartbeat time.Duration
+	// Limits are raised or lowered before the run starts (grub resume).
+	Limits harness.LimitChanges
+}
+
+// ErrInterrupted is returned when a signal cancelled the run; the task is
+// left paused and can be resumed.
+var ErrInterrupted = errors.New("interrupted: task paused, run grub resume to continue")
+
+// Controller runs one task until it stops.
+type Controller struct {
+	opts     Options
+	store    *harness.Store
+	st       *harness.State
+	lock     *harness.Lock
+	now      func() time.Time
+	progress io.Writer
+	changes  ChangeDetector
+
+	mark       time.Time     // the last moment accounted into TimeUsedSeconds
+	carry      time.Duration // time not yet added as a whole second
+	stateBytes []byte        // state.json as grub last wrote it
+
+	mu          sync.Mutex
+	cancelTurn  context.CancelFunc
+	pauseNowReq bool
+}
+
+// Run takes the task's lock and runs it until it stops, returning the final
+// state. A lock held elsewhere is a *harness.LockedError. A signal
+// (cancelled ctx) leaves the task paused and returns ErrInterrupted.
+func Run(ctx context.Context, o Options) (*harness.State, error) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	if o.Heartbeat <= 0 {
+		o.Heartbeat = 30 * time.Second
+	}
+	prev, _, err := o.Store.Holder(o.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	lock, err := o.Store.Lock(o.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
+
+	c := &Controller{opts: o, store: o.Store, lock: lock, now: o.Now, progress: o.Progress, changes: o.Changes}
+	if c.changes == nil {
+		c.changes = &treeFingerprint{root: o.Store.Root}
+	}
+	if prev.AgentPGID > 0 && proc.GroupAlive(prev.AgentPGID) {
+		c.say("ending agent process group %d left behind by a runner that died", prev.AgentPGID)
+		if err := proc.KillGroup(prev.AgentPGID); err != nil {
+			return nil, fmt.Errorf("end the agent left by the previous runner (process group %d): %w", prev.AgentPGID, err)
+		}
+	}
+	st, err := c.store.LoadState(o.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	c.st = st
+	c.mark = c.now()
+	if st.Status == harness.StatusComplete {
+		return st, nil
+	}
+	if err := c.prepare(ctx); err != nil {
+		return c.st, err
+	}
+	stopWatch, err := c.watchControl()
+	if err != nil {
+		return c.st, err
+	}
+	defer stopWatch()
+	return c.loop(ctx)
+}
+
+// prepare makes a loaded task runnable: it applies limit changes, clears the
+// counters of a task that had ended failed or blocked, recovers a turn a
+// dead runner left awaiting, and reconciles the feature list.
+func (c *Controller) prepare(ctx context.Context) error {
+	st := c.st
+	c.opts.Limits.Apply(&st.Limits)
+	if st.Status == harness.StatusFailed || st.Status == harness.StatusBlocked {
+		st.ConsecutiveFailures, st.ConsecutiveBlocked, st.NoProgressTurns = 0, 0, 0
+	}
+	st.Status = harness.StatusRunning
+	st.StopReason = ""
+	if st.AwaitingTurn {
+		c.recoverUnknownTurn()
+	}
+	if st.Phase == harness.PhaseExecution {
+		if err := c.reconcileFeatureList(ctx); err != nil {
+			return err
+		}
+	}
+	return c.persist()
+}
+
+// recoverUnknownTurn records the turn a dead runner left unfinished. It is
+// never replayed: the next prompt tells the agent to look at the workspace.
+func (c *Controller) recoverUnknownTurn() {
+	st := c.st
+	st.AwaitingTurn = false
+	st.TurnStartedAt = nil
+	st.LastDecision = &harness.Decision{
+		Status:    "unknown",
+		Summary:   "the runner stopped during this turn; its outcome is unknown",
+		Iteration: st.CurrentIteration,
+	}
+	st.Pending.RecoveredUnknownTurn = true
+	c.appendLog(logEntry{decision: "unknown", summary: "grub stopped during this turn (crash or kill); its outcome is unknown and it is not replayed"})
+	c.say("turn %d was interrupted by a crash; recorded as unknown", st.CurrentIteration)
+}
+
+func (c *Controller) loop(ctx context.Context) (*harness.State, error) {
+	for {
+		if stop, ok := c.applyControl(); ok {
+			return c.finish(stop)
+		}
+		if stop, ok := firstStop(c.st, beforeTurnRules); ok {
+			return c.finish(stop)
+		}
+		out, err := c.runTurn(ctx)
+		if err != nil {
+			return c.st, err
+		}
+		if ctx.Err() != nil {
+			c.st.Status = harness.StatusPaused
+			c.st.StopReason = "interrupted by a signal"
+			if err := c.persist(); err != nil {
+				return c.st, err
+			}
+			c.say("interrupted: task %s paused; run grub resume %s to continue", c.st.ID, c.st.ID)
+			return c.st, ErrInterrupted
+		}
+		if out.stop != nil {
+			return c.finish(*out.stop)
+		}
+		if c.st.Status == harness.StatusComplete {
+			return c.finish(Stop{harness.StatusComplete, "every feature passes and init.sh passes"})
+		}
+		if stop, ok := firstStop(c.st, afterTurnRules); ok {
+			return c.finish(stop)
+		}
+	}
+}
+
+// finish ends the task with the given status and persists it.
+func (c *Controller) finish(s Stop) (*harness.State, error) {
+	c.st.Status = s.Status
+	c.st.StopReason = s.Reason
+	if err := c.persist(); err != nil {
+		return c.st, err
+	}
+	c.say("task %s %s: %s", c.st.ID, s.Status, s.Reason)
+	return c.st, nil
+}
+
+// persist accounts the time spent since the last call and writes state.json.
+func (c *Controller) persist() error {
+	now := c.now()
+	c.carry += now.Sub(c.mark)
+	c.mark = now
+	if secs := int64(c.carry / time.Second); secs > 0 {
+		c.st.Usage.TimeUsedSeconds += secs
+		c.carry -= time.Duration(secs) * time.Second
+	}
+	c.st.UpdatedAt = now.UTC()
+	if err := c.store.SaveState(c.st); err != nil {
+		return err
+	}
+	b, err := c.store.StateBytes(c.st.ID)
+	if err != nil {
+		return err
+	}
+	c.stateBytes = b
+	return nil
+}
+
+// tampered reports whether state.json differs from what grub last wrote.
+func (c *Controller) tampered() bool {
+	b, err := os.ReadFile(c.store.Path(c.st.ID, harness.FileState))
+	return err != nil || string(b) != string(c.stateBytes)
+}
+
+func (c *Controller) say(format string, args ...any) {
+	fmt.Fprintf(c.progress, "grub: "+format+"\n", args...)
+}
+
+func (c *Controller) turnEnv() []string {
+	return []string{
+		"GRUB_TASK_ID=" + c.st.ID,
+		fmt.Sprintf("GRUB_ITERATION=%d", c.st.CurrentIteration),
+		"GRUB_PHASE=" + string(c.st.Phase),
+		"GRUB_HARNESS_DIR=" + c.store.Dir(c.st.ID),
+	}
+}
+
+// turnTimeout bounds one agent turn, and never runs past the time budget.
+func (c *Controller) turnTimeout() (d time.Duration, byBudget bool) {
+	d = time.Duration(c.st.Limits.TurnTimeoutSeconds) * time.Second
+	if b := c.st.Limits.TimeBudgetSeconds; b > 0 {
+		left := time.Duration(b-c.st.Usage.TimeUsedSeconds)*time.Second - c.carry
+		if left < d {
+			return max(left, time.Second), true
+		}
+	}
+	return d, false
+}
+
+// initTimeout bounds init.sh and verify commands (--init-timeout).
+func (c *Controller) initTimeout() time.Duration {
+	return time.Duration(c.st.Limits.InitTimeoutSeconds) * time.Second
+}

@@ -1,0 +1,13 @@
+// Package controller owns grub's loop (DESIGN.md sections 3 to 6): it takes
+// the task's lock, runs the initializer and execution turns through an
+// agent, and referees every turn: it parses the loop-state decision, checks
+// the feature list against the rules, verifies a claimed feature by running
+// init.sh and the feature's verify command, enforces the budgets and stop
+// rules, applies control requests, and persists state after every step so
+// that a crash loses nothing.
+//
+// It depends on harness, featurelist, loopstate, prompts, templates,
+// internal/proc and the agent types; it declares the small interfaces it
+// consumes (Committer, ChangeDetector). It never imports internal/cli,
+// internal/llm or go-git.
+package controller

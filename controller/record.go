@@ -1,0 +1,159 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/grub-dev/grub/featurelist"
+	"github.com/grub-dev/grub/harness"
+	"github.com/grub-dev/grub/templates"
+)
+
+// logEntry is a progress-log entry the controller writes outside a normal
+// turn record (recovery, goal edits, reconciliation).
+type logEntry struct {
+	decision, summary, failure, note string
+}
+
+// record writes the turn's progress-log entry and checklist, commits the
+// turn, persists state and reports the end of the turn.
+func (c *Controller) record(ctx context.Context, out *outcome) error {
+	st := c.st
+	entry := templates.Entry{
+		Iteration:         st.CurrentIteration,
+		Phase:             string(out.phase),
+		Feature:           firstNonEmpty(out.flipped, out.decision.Feature, out.feature),
+		Decision:          out.decision.Status,
+		Summary:           out.decision.Summary,
+		NextStep:          out.decision.NextStep,
+		Verification:      out.verification,
+		Failure:           strings.Join(out.failures, "\n"),
+		At:                c.now().UTC(),
+		InputTokens:       out.usage.InputTokens,
+		CachedInputTokens: out.usage.CachedInputTokens,
+		OutputTokens:      out.usage.OutputTokens,
+		Requests:          out.usage.Requests,
+		Elapsed:           out.elapsed,
+		UsageEstimated:    out.usage.Estimated,
+	}
+	if out.decision.Blocker != "" {
+		entry.Note = "Blocker: " + out.decision.Blocker
+	}
+	text, err := templates.RenderEntry(entry)
+	if err != nil {
+		return err
+	}
+	if err := c.store.AppendProgress(st.ID, text); err != nil {
+		return err
+	}
+	if err := c.renderChecklist(); err != nil {
+		return err
+	}
+	status := st.Status
+	if out.stop != nil {
+		status = out.stop.Status
+	}
+	if c.opts.Committer != nil {
+		if err := c.opts.Committer.Commit(ctx, Commit{TaskID: st.ID, Iteration: st.CurrentIteration,
+			Feature: entry.Feature, Summary: out.decision.Summary, Status: string(status)}); err != nil {
+			c.say("commit of turn %d failed: %v", st.CurrentIteration, err)
+		}
+	}
+	if err := c.persist(); err != nil {
+		return err
+	}
+	passing, total := 0, 0
+	if b := st.FeatureListBaseline; b != nil {
+		passing, total = b.Passing(), len(b.Features)
+	}
+	result := out.decision.Status
+	if len(out.failures) > 0 {
+		result = "failed: " + firstLine(out.failures[0])
+	}
+	c.say("turn %d/%d ended after %s: %s; %d/%d features pass; %d tokens used",
+		st.CurrentIteration, st.Limits.MaxIterations, out.elapsed.Round(time.Second), result, passing, total, st.Usage.TokensUsed)
+	return nil
+}
+
+// appendLog writes a controller note to the progress log. A failure to
+// write it is reported but does not stop the run.
+func (c *Controller) appendLog(e logEntry) {
+	text, err := templates.RenderEntry(templates.Entry{
+		Iteration: c.st.CurrentIteration,
+		Phase:     string(c.st.Phase),
+		Decision:  e.decision,
+		Summary:   e.summary,
+		Failure:   e.failure,
+		Note:      e.note,
+		At:        c.now().UTC(),
+	})
+	if err == nil {
+		err = c.store.AppendProgress(c.st.ID, text)
+	}
+	if err != nil {
+		c.say("could not write the progress log: %v", err)
+	}
+}
+
+// renderChecklist writes feature-checklist.md from the accepted list.
+func (c *Controller) renderChecklist() error {
+	var items []templates.ChecklistItem
+	if b := c.st.FeatureListBaseline; b != nil {
+		items = checklistItems(b)
+	}
+	text, err := templates.RenderChecklist(c.st.Goal, items)
+	if err != nil {
+		return err
+	}
+	return harness.WriteFileAtomic(c.store.Path(c.st.ID, harness.FileChecklist), []byte(text), 0o644)
+}
+
+func checklistItems(l *featurelist.List) []templates.ChecklistItem {
+	items := make([]templates.ChecklistItem, len(l.Features))
+	for i, f := range l.Features {
+		items[i] = templates.ChecklistItem{ID: f.ID, Category: f.Category, Description: f.Description, Passes: f.Passes}
+		if f.Evidence != nil {
+			items[i].Evidence = *f.Evidence
+		}
+	}
+	return items
+}
+
+// initScriptIsStarter reports whether init.sh still carries the starter's
+// deliberately failing smoke check.
+func (c *Controller) initScriptIsStarter() (bool, error) {
+	data, err := os.ReadFile(c.store.Path(c.st.ID, harness.FileInitScript))
+	if err != nil {
+		return false, fmt.Errorf("read init.sh: %w", err)
+	}
+	return strings.Contains(string(data), starterMarker()), nil
+}
+
+// starterMarker is the failing line of the starter init.sh.
+func starterMarker() string {
+	for _, line := range strings.Split(templates.InitScript, "\n") {
+		if strings.Contains(line, "not written yet") {
+			return strings.TrimSpace(line)
+		}
+	}
+	return "\x00never"
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

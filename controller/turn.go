@@ -1,0 +1,407 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/grub-dev/grub/agent"
+	"github.com/grub-dev/grub/featurelist"
+	"github.com/grub-dev/grub/harness"
+	"github.com/grub-dev/grub/loopstate"
+)
+
+// outcome is the referee's verdict on one turn.
+type outcome struct {
+	decision     harness.Decision
+	failures     []string // why the turn failed; empty for a good turn
+	verification string   // what grub checked, for the log
+	flipped      string   // the feature whose flip was verified and accepted
+	changed      bool     // the workspace changed during the turn
+	cancelled    bool
+	phase        harness.Phase // the phase the turn ran in
+	feature      string        // the feature the turn was proposed
+	stop         *Stop // ends the task at once (quota, a question for the user)
+	usage        agent.Usage
+	elapsed      time.Duration
+}
+
+func (o *outcome) fail(format string, args ...any) {
+	o.failures = append(o.failures, fmt.Sprintf(format, args...))
+}
+
+// runTurn runs one turn and referees it. Its error is a machinery failure
+// (the harness could not be written); everything the agent does wrong is
+// recorded in the outcome and state.
+func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
+	st := c.st
+	st.CurrentIteration++
+	now := c.now().UTC()
+	st.AwaitingTurn = true
+	st.TurnStartedAt = &now
+	pending := st.Pending
+	st.Pending = harness.Pending{}
+
+	prompt, feature, err := c.buildPrompt(pending)
+	if err != nil {
+		return nil, err
+	}
+	promptFile := filepath.Join(c.store.Dir(st.ID), harness.DirTurns, fmt.Sprintf("%04d.prompt.md", st.CurrentIteration))
+	if err := os.MkdirAll(filepath.Dir(promptFile), 0o755); err != nil {
+		return nil, err
+	}
+	if err := harness.WriteFileAtomic(promptFile, []byte(prompt), 0o644); err != nil {
+		return nil, err
+	}
+	before, err := c.changes.Snapshot()
+	if err != nil {
+		return nil, fmt.Errorf("snapshot the workspace: %w", err)
+	}
+	if err := c.persist(); err != nil {
+		return nil, err
+	}
+
+	timeout, byBudget := c.turnTimeout()
+	c.say("turn %d/%d started: %s%s", st.CurrentIteration, st.Limits.MaxIterations, st.Phase, featureSuffix(feature))
+	turnCtx, cancel := context.WithCancel(ctx)
+	c.mu.Lock()
+	c.cancelTurn, c.pauseNowReq = cancel, false
+	c.mu.Unlock()
+	stopBeat := c.heartbeat(feature)
+	start := c.now()
+	res, runErr := c.opts.Agent.RunTurn(turnCtx, agent.Turn{
+		TaskID:     st.ID,
+		Iteration:  st.CurrentIteration,
+		Phase:      string(st.Phase),
+		Prompt:     prompt,
+		Workspace:  c.store.Root,
+		HarnessDir: c.store.Dir(st.ID),
+		PromptFile: promptFile,
+		Timeout:    timeout,
+		Started:    func(pgid int) { _ = c.lock.SetAgentPGID(pgid) },
+	})
+	stopBeat()
+	c.mu.Lock()
+	pausedNow := c.pauseNowReq
+	c.cancelTurn = nil
+	c.mu.Unlock()
+	cancel()
+	_ = c.lock.SetAgentPGID(0)
+
+	out := &outcome{usage: res.Usage, elapsed: c.now().Sub(start), phase: st.Phase, feature: feature}
+	c.addUsage(res.Usage)
+	switch {
+	case ctx.Err() != nil || pausedNow:
+		out.cancelled = true
+	case errors.Is(runErr, agent.ErrUsageLimited):
+		out.stop = &Stop{harness.StatusUsageLimited, "the model provider refused for quota: " + runErr.Error()}
+	case errors.Is(runErr, agent.ErrTimeout) && byBudget:
+		// The time budget rule ends the task; the turn itself did not fail.
+		out.decision = harness.Decision{Status: "cancelled", Summary: "stopped when the time budget ran out"}
+		out.cancelled = true
+	case errors.Is(runErr, agent.ErrTimeout):
+		out.fail("the turn timed out after %s and the agent was stopped; work in smaller steps", timeout)
+	case runErr != nil && !errors.Is(runErr, agent.ErrBudgetSpent):
+		out.fail("the agent failed: %v", runErr)
+	}
+	if c.tampered() {
+		out.fail("state.json was modified during the turn; only grub writes it, and your change was discarded")
+	}
+
+	if err := c.referee(ctx, out, res.FinalMessage); err != nil {
+		return nil, err
+	}
+	after, err := c.changes.Snapshot()
+	if err != nil {
+		return nil, fmt.Errorf("snapshot the workspace: %w", err)
+	}
+	out.changed = after != before
+	c.settle(out)
+	return out, c.record(ctx, out)
+}
+
+// referee checks the turn's decision and feature list for the current phase.
+func (c *Controller) referee(ctx context.Context, out *outcome, message string) error {
+	if out.cancelled || out.stop != nil {
+		if out.decision.Status == "" {
+			out.decision = harness.Decision{Status: "cancelled", Summary: "the turn was cancelled before it finished"}
+		}
+		if c.st.Phase == harness.PhaseExecution {
+			return c.restoreIfChanged()
+		}
+		return nil
+	}
+	d, perr := loopstate.Parse(message)
+	if perr != nil {
+		out.fail("%v", perr)
+		out.decision = harness.Decision{Status: "failed", Summary: "no valid loop-state decision"}
+	} else {
+		out.decision = harness.Decision{Status: d.Status, Summary: d.Summary, NextStep: d.NextStep, Feature: d.Feature,
+			Blocker: d.Blocker, Question: d.Question, Options: d.Options}
+	}
+	if c.st.Phase == harness.PhaseInitializer {
+		return c.refereeInitializer(ctx, out, perr == nil)
+	}
+	return c.refereeExecution(ctx, out, perr == nil)
+}
+
+// refereeInitializer accepts the planned feature list and init.sh, or fails
+// the turn naming every problem.
+func (c *Controller) refereeInitializer(ctx context.Context, out *outcome, decided bool) error {
+	st := c.st
+	if decided && out.decision.Status == loopstate.Blocked {
+		return nil
+	}
+	path := c.store.Path(st.ID, harness.FileFeatureList)
+	rel := c.store.Rel(path)
+	data, err := os.ReadFile(path)
+	var list *featurelist.List
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		out.fail("%s was not written; the initializer must write the feature list", rel)
+	case err != nil:
+		return err
+	default:
+		list, err = featurelist.Parse(rel, data)
+		if err != nil {
+			out.fail("%v", err)
+		} else if vs := featurelist.CheckInitial(list, st.Goal, st.Limits.MinFeatures, st.Limits.MaxFeatures); len(vs) > 0 {
+			out.fail("%s breaks the rules: %s", rel, featurelist.Describe(vs))
+			list = nil
+		}
+	}
+	if starter, err := c.initScriptIsStarter(); err != nil {
+		return err
+	} else if starter {
+		out.fail("%s still has the starter's failing smoke check; replace it with a real check of the project",
+			c.store.Rel(c.store.Path(st.ID, harness.FileInitScript)))
+	}
+	if list == nil || len(out.failures) > 0 {
+		return nil
+	}
+	chk, err := c.runInit(ctx)
+	if err != nil {
+		return c.cancelledBy(ctx, out, err)
+	}
+	out.verification = "init.sh " + verdict(chk)
+	st.FeatureListBaseline = list
+	st.Phase = harness.PhaseExecution
+	if out.decision.Status == loopstate.Complete {
+		out.decision.Status = loopstate.Continue
+		out.decision.NextStep = "implement feature " + list.Features[0].ID
+	}
+	return nil
+}
+
+// refereeExecution checks the turn's feature-list edit against the accepted
+// list, verifies a claimed feature, and applies the completion gate.
+func (c *Controller) refereeExecution(ctx context.Context, out *outcome, decided bool) error {
+	st := c.st
+	if !decided || len(out.failures) > 0 {
+		return c.restoreIfChanged()
+	}
+	change, list, err := c.checkListEdit(ctx, out)
+	if err != nil || list == nil {
+		return err
+	}
+	st.FeatureListBaseline = list
+	if len(change.Flipped) == 1 {
+		out.flipped = change.Flipped[0]
+	}
+	if list.Passing() == len(list.Features) {
+		if out.verification == "" {
+			chk, err := c.runInit(ctx)
+			if err != nil {
+				return c.cancelledBy(ctx, out, err)
+			}
+			out.verification = "init.sh " + verdict(chk)
+		}
+		if st.LastInit != nil && st.LastInit.Passed {
+			st.Status = harness.StatusComplete
+			return nil
+		}
+		out.fail("every feature passes but %s", describeCheck("init.sh", *st.LastInit))
+		return nil
+	}
+	if out.decision.Status == loopstate.Complete {
+		next := list.FirstPending()
+		st.Pending.CompletionRejected = fmt.Sprintf("you reported complete, but %d of %d features do not pass yet; the first pending one is %s",
+			len(list.Features)-list.Passing(), len(list.Features), next.ID)
+		out.decision.Status = loopstate.Continue
+		out.decision.NextStep = "implement feature " + next.ID
+	}
+	return nil
+}
+
+// checkListEdit validates the feature list the agent left against the
+// accepted baseline and verifies a flip. It returns the list to accept, or
+// nil after restoring the baseline and recording why.
+func (c *Controller) checkListEdit(ctx context.Context, out *outcome) (featurelist.Change, *featurelist.List, error) {
+	st := c.st
+	base := st.FeatureListBaseline
+	path := c.store.Path(st.ID, harness.FileFeatureList)
+	rel := c.store.Rel(path)
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return featurelist.Change{}, nil, err
+	}
+	change, vs, err := featurelist.CheckTurnBytes(rel, base, data)
+	if err != nil {
+		return change, nil, err
+	}
+	if len(vs) > 0 {
+		out.fail("illegal edit of %s, restored to the accepted list: %s", rel, featurelist.Describe(vs))
+		return change, nil, featurelist.Restore(path, base)
+	}
+	list, err := featurelist.Parse(rel, data)
+	if err != nil {
+		return change, nil, err
+	}
+	if len(change.Flipped) == 0 {
+		return change, list, nil
+	}
+	id := change.Flipped[0]
+	chk, err := c.runInit(ctx)
+	if err != nil {
+		return change, nil, c.cancelledBy(ctx, out, err)
+	}
+	out.verification = "init.sh " + verdict(chk)
+	if !chk.Passed {
+		out.fail("feature `%s` was claimed passing but %s; the claim was reverted", id, describeCheck("init.sh", chk))
+		return change, nil, featurelist.Restore(path, base)
+	}
+	if cmd := list.Find(id).Verify; cmd != "" {
+		vchk, err := c.runCheck(ctx, cmd, c.initTimeout())
+		if err != nil {
+			return change, nil, c.cancelledBy(ctx, out, err)
+		}
+		out.verification += ", verify " + verdict(vchk)
+		if !vchk.Passed {
+			out.fail("feature `%s` was claimed passing but its %s; the claim was reverted", id, describeCheck("verify command", vchk))
+			return change, nil, featurelist.Restore(path, base)
+		}
+	}
+	return change, list, nil
+}
+
+// cancelledBy turns an error from a check into a cancelled turn when the
+// run itself was cancelled, and returns other errors.
+func (c *Controller) cancelledBy(ctx context.Context, out *outcome, err error) error {
+	if ctx.Err() == nil {
+		return err
+	}
+	out.cancelled = true
+	out.decision = harness.Decision{Status: "cancelled", Summary: "cancelled while grub verified the turn"}
+	return c.restoreIfChanged()
+}
+
+// restoreIfChanged puts the accepted feature list back if the file differs.
+func (c *Controller) restoreIfChanged() error {
+	base := c.st.FeatureListBaseline
+	if base == nil {
+		return nil
+	}
+	path := c.store.Path(c.st.ID, harness.FileFeatureList)
+	want, err := featurelist.Marshal(base)
+	if err != nil {
+		return err
+	}
+	if got, err := os.ReadFile(path); err == nil && string(got) == string(want) {
+		return nil
+	}
+	return featurelist.Restore(path, base)
+}
+
+// reconcileFeatureList runs before the first turn of a run: a feature list
+// that differs from the accepted one (a runner died mid-turn, or the file
+// was edited between runs) is checked like a turn's edit, so a legal,
+// verified flip is kept and anything else is restored.
+func (c *Controller) reconcileFeatureList(ctx context.Context) error {
+	if c.st.FeatureListBaseline == nil {
+		return nil
+	}
+	out := &outcome{}
+	_, list, err := c.checkListEdit(ctx, out)
+	if err != nil {
+		return err
+	}
+	if len(out.failures) > 0 {
+		c.say("feature-list.json differed from the accepted list: %s", strings.Join(out.failures, "; "))
+		c.appendLog(logEntry{decision: "reconciled", summary: "feature-list.json differed from the accepted list when the run started", failure: strings.Join(out.failures, "; ")})
+		return nil
+	}
+	if list != nil {
+		c.st.FeatureListBaseline = list
+	}
+	return nil
+}
+
+// settle updates the counters from a refereed turn.
+func (c *Controller) settle(out *outcome) {
+	st := c.st
+	out.decision.Iteration = st.CurrentIteration
+	st.AwaitingTurn = false
+	st.TurnStartedAt = nil
+	st.LastDecision = &out.decision
+	if out.cancelled || out.stop != nil {
+		return
+	}
+	if len(out.failures) > 0 {
+		msg := strings.Join(out.failures, "\n")
+		st.ConsecutiveFailures++
+		st.LastError = msg
+		st.Pending.Failure = msg
+	} else {
+		st.ConsecutiveFailures = 0
+	}
+	if out.decision.Status == loopstate.Blocked && len(out.failures) == 0 {
+		st.ConsecutiveBlocked++
+		if out.decision.Question != "" {
+			out.stop = &Stop{harness.StatusBlocked, "the agent asks: " + out.decision.Question}
+		} else if st.ConsecutiveBlocked < st.Limits.MaxBlocked {
+			st.Pending.BlockedReexamine = out.decision.Blocker
+		}
+	} else {
+		st.ConsecutiveBlocked = 0
+	}
+	if out.phase == harness.PhaseExecution {
+		if out.flipped != "" || out.changed {
+			st.NoProgressTurns = 0
+		} else {
+			st.NoProgressTurns++
+		}
+	}
+}
+
+// addUsage adds a turn's usage to the task's totals.
+func (c *Controller) addUsage(u agent.Usage) {
+	s := &c.st.Usage
+	s.InputTokens += u.InputTokens
+	s.CachedInputTokens += u.CachedInputTokens
+	s.OutputTokens += u.OutputTokens
+	s.Requests += u.Requests
+	s.TokensUsed += u.InputTokens - u.CachedInputTokens + u.OutputTokens
+	s.Estimated = s.Estimated || u.Estimated
+}
+
+func verdict(chk harness.Check) string {
+	switch {
+	case chk.TimedOut:
+		return "timed out"
+	case chk.Passed:
+		return "passed"
+	default:
+		return fmt.Sprintf("failed (exit %d)", chk.ExitCode)
+	}
+}
+
+func featureSuffix(id string) string {
+	if id == "" {
+		return ""
+	}
+	return ", feature " + id
+}

@@ -1,0 +1,246 @@
+package fakeagent
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/grub-dev/grub/featurelist"
+)
+
+// Usage of the fake agent:
+//
+//	fakeagent [-features N] [-plan "2:edit-description,3:two-flips"] [-default honest] [-usage IN,CACHED,OUT]
+//
+// The initializer turn always writes an honest plan: N features, each with
+// `verify: test -f <id>.done`, and an init.sh whose smoke check passes while
+// the workspace has no file named BROKEN. Execution turns follow the plan's
+// behaviour for that iteration, or the default behaviour. Behaviours:
+//
+//	honest            create <id>.done for the first pending feature, flip it with evidence,
+//	                  report complete after the last one
+//	complete-early    claim complete without doing anything
+//	edit-description  change the first feature's description, and do honest work
+//	add-feature       append a feature, and do honest work
+//	two-flips         flip the first two pending features (creating both files)
+//	flip-no-evidence  flip the first pending feature with empty evidence
+//	verify-fail       flip the first pending feature without creating its file
+//	no-loop-state     do honest work but end without a <loop-state> block
+//	bad-loop-state    end with a malformed block
+//	write-state       do honest work and overwrite state.json
+//	blocked           report blocked on a missing credential
+//	question          report blocked with a question for the user
+//	idle              change nothing and report continue
+//	fail              exit 3 without a message
+//	hang              write hang.pid and sleep until killed
+//	slow              sleep 1s, then honest work
+//	bad-plan          (initializer) write a list whose features pass already
+func Main() int {
+	fs := flag.NewFlagSet("fakeagent", flag.ContinueOnError)
+	features := fs.Int("features", 3, "features the initializer plans")
+	plan := fs.String("plan", "", "iteration:behaviour pairs, comma separated")
+	def := fs.String("default", "honest", "behaviour of iterations the plan does not name")
+	usage := fs.String("usage", "", "tokens to report per turn as IN,CACHED,OUT")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		return 2
+	}
+	a := &fake{
+		workspace: mustGetwd(),
+		harness:   os.Getenv("GRUB_HARNESS_DIR"),
+		phase:     os.Getenv("GRUB_PHASE"),
+	}
+	a.iteration, _ = strconv.Atoi(os.Getenv("GRUB_ITERATION"))
+	prompt, _ := io.ReadAll(os.Stdin)
+	if a.harness == "" || len(prompt) == 0 {
+		fmt.Fprintln(os.Stderr, "fakeagent: run me through grub's command backend (GRUB_HARNESS_DIR and a prompt on stdin are required)")
+		return 2
+	}
+	if *usage != "" {
+		var in, cached, out int
+		fmt.Sscanf(*usage, "%d,%d,%d", &in, &cached, &out)
+		fmt.Fprintf(os.Stderr, "GRUB_USAGE {\"input\":%d,\"cached\":%d,\"output\":%d}\n", in, cached, out)
+	}
+	behaviour := *def
+	for _, p := range strings.Split(*plan, ",") {
+		if it, b, ok := strings.Cut(p, ":"); ok && it == strconv.Itoa(a.iteration) {
+			behaviour = b
+		}
+	}
+	if a.phase == "initializer" {
+		if behaviour != "bad-plan" {
+			behaviour = "plan"
+		}
+		return a.initialize(*features, behaviour == "bad-plan")
+	}
+	return a.execute(behaviour)
+}
+
+type fake struct {
+	workspace, harness, phase string
+	iteration                 int
+}
+
+func (a *fake) listPath() string { return filepath.Join(a.harness, "feature-list.json") }
+
+func (a *fake) initialize(n int, bad bool) int {
+	goal := goalFromState(a.harness)
+	l := &featurelist.List{Version: 1, Goal: goal}
+	for i := 1; i <= n; i++ {
+		id := fmt.Sprintf("feature-%d", i)
+		l.Features = append(l.Features, featurelist.Feature{
+			ID: id, Category: "functional",
+			Description: fmt.Sprintf("The workspace has a marker file proving feature %d works", i),
+			Steps:       []string{fmt.Sprintf("create %s.done in the workspace root", id)},
+			Verify:      fmt.Sprintf("test -f %s.done", id),
+			Passes:      bad,
+		})
+	}
+	if err := a.writeList(l); err != nil {
+		return fail(err)
+	}
+	script := "#!/usr/bin/env bash\nset -euo pipefail\ncd \"$(dirname \"$0\")/../..\"\necho smoke check\ntest ! -e BROKEN\n"
+	if err := os.WriteFile(filepath.Join(a.harness, "init.sh"), []byte(script), 0o755); err != nil {
+		return fail(err)
+	}
+	say("continue", "planned the features", "implement feature-1", "")
+	return 0
+}
+
+func (a *fake) execute(behaviour string) int {
+	l, err := a.readList()
+	if err != nil {
+		return fail(err)
+	}
+	next := l.FirstPending()
+	switch behaviour {
+	case "complete-early":
+		fmt.Println(`<loop-state>{"status":"complete","summary":"everything is done, trust me"}</loop-state>`)
+		return 0
+	case "idle":
+		say("continue", "looked around", "look around more", "")
+		return 0
+	case "fail":
+		fmt.Fprintln(os.Stderr, "fakeagent: crashed on purpose")
+		return 3
+	case "blocked":
+		fmt.Println(`<loop-state>{"status":"blocked","summary":"cannot reach the service","blocker":"the API credential is missing"}</loop-state>`)
+		return 0
+	case "question":
+		fmt.Println(`<loop-state>{"status":"blocked","summary":"need a decision","blocker":"two database choices","question":"Postgres or SQLite?","options":["postgres","sqlite"]}</loop-state>`)
+		return 0
+	case "hang":
+		if err := os.WriteFile(filepath.Join(a.workspace, "hang.pid"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+			return fail(err)
+		}
+		time.Sleep(time.Hour)
+		return 0
+	case "slow":
+		time.Sleep(time.Second)
+	}
+	if next == nil {
+		say("complete", "all features pass", "", "")
+		return 0
+	}
+	evidence := fmt.Sprintf("created %s.done and ran its verify command", next.ID)
+	switch behaviour {
+	case "edit-description":
+		l.Features[0].Description += " (made easier)"
+	case "add-feature":
+		l.Features = append(l.Features, featurelist.Feature{ID: "bonus", Category: "functional", Description: "an extra", Steps: []string{"x"}})
+	case "flip-no-evidence":
+		evidence = ""
+	}
+	if behaviour != "verify-fail" {
+		if err := os.WriteFile(filepath.Join(a.workspace, next.ID+".done"), []byte("done\n"), 0o644); err != nil {
+			return fail(err)
+		}
+	}
+	next.Passes, next.Evidence = true, &evidence
+	if behaviour == "two-flips" {
+		if second := l.FirstPending(); second != nil {
+			_ = os.WriteFile(filepath.Join(a.workspace, second.ID+".done"), []byte("done\n"), 0o644)
+			second.Passes, second.Evidence = true, &evidence
+		}
+	}
+	if err := a.writeList(l); err != nil {
+		return fail(err)
+	}
+	if behaviour == "write-state" {
+		if err := os.WriteFile(filepath.Join(a.harness, "state.json"), []byte(`{"status":"complete"}`), 0o644); err != nil {
+			return fail(err)
+		}
+	}
+	status, nextStep := "continue", "implement the next pending feature"
+	if l.FirstPending() == nil {
+		status, nextStep = "complete", ""
+	}
+	switch behaviour {
+	case "no-loop-state":
+		fmt.Println("I implemented " + next.ID + " and I am sure it works.")
+		return 0
+	case "bad-loop-state":
+		fmt.Println(`<loop-state>{"status":"continue","summary":</loop-state>`)
+		return 0
+	}
+	say(status, "implemented "+next.ID, nextStep, next.ID)
+	return 0
+}
+
+func (a *fake) readList() (*featurelist.List, error) {
+	data, err := os.ReadFile(a.listPath())
+	if err != nil {
+		return nil, err
+	}
+	return featurelist.Parse(a.listPath(), data)
+}
+
+func (a *fake) writeList(l *featurelist.List) error {
+	data, err := featurelist.Marshal(l)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(a.listPath(), data, 0o644)
+}
+
+// goalFromState reads the goal from state.json, as an agent could.
+func goalFromState(dir string) string {
+	data, err := os.ReadFile(filepath.Join(dir, "state.json"))
+	if err != nil {
+		return ""
+	}
+	var st struct {
+		Goal string `json:"goal"`
+	}
+	_ = json.Unmarshal(data, &st)
+	return st.Goal
+}
+
+func say(status, summary, nextStep, feature string) {
+	fmt.Printf("Work report.\n<loop-state>{\"status\":%q,\"summary\":%q", status, summary)
+	if nextStep != "" {
+		fmt.Printf(",\"nextStep\":%q", nextStep)
+	}
+	if feature != "" {
+		fmt.Printf(",\"feature\":%q", feature)
+	}
+	fmt.Println("}</loop-state>")
+}
+
+func fail(err error) int {
+	fmt.Fprintln(os.Stderr, "fakeagent:", err)
+	return 1
+}
+
+func mustGetwd() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		panic(err)
+	}
+	return wd
+}
