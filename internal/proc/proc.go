@@ -1,0 +1,288 @@
+package proc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+const (
+	// DefaultMaxOutput is the cap on captured stdout (and, separately,
+	// stderr) bytes when Spec.MaxOutput is zero.
+	DefaultMaxOutput = 8 << 20
+	// DefaultTailBytes is the size of the combined output tail when
+	// Spec.TailBytes is zero.
+	DefaultTailBytes = 4096
+	// KillGrace is how long KillGroup waits after SIGTERM before it sends
+	// SIGKILL.
+	KillGrace = 2 * time.Second
+	// PipeGrace is how long Run waits, once the command has exited, for
+	// processes it left behind to close its output pipes before closing them.
+	PipeGrace = 2 * time.Second
+)
+
+// Spec describes one command to run.
+type Spec struct {
+	// Command is run as `sh -c Command` when Args is empty.
+	Command string
+	// Args, when non-empty, is executed directly: Args[0] (looked up in
+	// PATH) with Args[1:] as its arguments. Command is then ignored.
+	Args []string
+	// Dir is the working directory; empty means the current one.
+	Dir string
+	// Env is added on top of os.Environ(); a later entry wins over an
+	// earlier one with the same name.
+	Env []string
+	// Stdin feeds the command's standard input; nil means /dev/null. It
+	// should not block forever: Run cannot interrupt a Read in progress.
+	Stdin io.Reader
+	// Timeout ends the command's whole process group when it expires; zero
+	// means no timeout.
+	Timeout time.Duration
+	// MaxOutput caps the stdout bytes kept in Result.Stdout (the head is
+	// kept) and, separately, the stderr bytes kept in Result.Stderr. Zero
+	// means DefaultMaxOutput.
+	MaxOutput int
+	// TailBytes is the size of Result.Tail. Zero means DefaultTailBytes.
+	TailBytes int
+	// Started, if set, is called with the process group id as soon as the
+	// command has started, before Run waits for it.
+	Started func(pgid int)
+	// Stdout, if set, also receives everything the command writes to its
+	// standard output, as it arrives. A write error stops the copy to
+	// Stdout; capture goes on.
+	Stdout io.Writer
+}
+
+// Result is what Run observed.
+type Result struct {
+	// ExitCode is the command's exit status: -1 when it timed out or was
+	// cancelled, 128+n when it was ended by signal n that Run did not send.
+	ExitCode int
+	// Signal names the signal that ended the command when Run did not send
+	// it (for example "segmentation fault"); empty otherwise.
+	Signal string
+	// TimedOut reports that Spec.Timeout expired and the group was killed.
+	TimedOut bool
+	// Cancelled reports that ctx was done and the group was killed.
+	Cancelled bool
+	// Stdout holds the first MaxOutput bytes of standard output.
+	Stdout []byte
+	// StdoutTruncated reports that standard output was longer than Stdout.
+	StdoutTruncated bool
+	// StdoutBytes is the total number of bytes written to standard output.
+	StdoutBytes int64
+	// Stderr holds the first MaxOutput bytes of standard error.
+	Stderr []byte
+	// StderrTruncated reports that standard error was longer than Stderr.
+	StderrTruncated bool
+	// Tail is the last TailBytes of stdout and stderr combined in arrival
+	// order, as valid UTF-8.
+	Tail string
+	// Pgid is the command's process group id (zero if it did not start).
+	// After a normal exit, processes the command left in the background
+	// are still in this group; KillGroup(Pgid) ends them.
+	Pgid int
+	// Duration is the time from start to the end of Run.
+	Duration time.Duration
+}
+
+// Run runs the command in s in its own process group and waits for it.
+//
+// A non-zero exit, a timeout and a cancellation through ctx are reported in
+// the Result, not as an error; on a timeout or a cancellation the whole
+// process group has been sent SIGTERM, then SIGKILL after KillGrace, before
+// Run returns. If ctx is already done, Run starts nothing and reports
+// Cancelled. The error is non-nil only when the command could not be
+// started or its input could not be read.
+func Run(ctx context.Context, s Spec) (Result, error) {
+	if s.Command == "" && len(s.Args) == 0 {
+		return Result{}, errors.New("proc: nothing to run: set Spec.Command or Spec.Args")
+	}
+	if ctx.Err() != nil {
+		return Result{ExitCode: -1, Cancelled: true}, nil
+	}
+	maxOut := s.MaxOutput
+	if maxOut <= 0 {
+		maxOut = DefaultMaxOutput
+	}
+	tailN := s.TailBytes
+	if tailN <= 0 {
+		tailN = DefaultTailBytes
+	}
+
+	var cmd *exec.Cmd
+	if len(s.Args) > 0 {
+		cmd = exec.Command(s.Args[0], s.Args[1:]...)
+	} else {
+		cmd = exec.Command("sh", "-c", s.Command)
+	}
+	cmd.Dir = s.Dir
+	if len(s.Env) > 0 {
+		cmd.Env = append(os.Environ(), s.Env...)
+	}
+	cmd.Stdin = s.Stdin
+	tail := &tailBuffer{max: tailN}
+	stdout := &capture{max: maxOut, tail: tail, tee: s.Stdout}
+	stderr := &capture{max: maxOut, tail: tail}
+	cmd.Stdout = stdout
+	cmd.Stderr = stderr
+	cmd.SysProcAttr = groupAttr()
+	cmd.WaitDelay = PipeGrace
+
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		if s.Dir != "" {
+			return Result{}, fmt.Errorf("proc: start %s in %s: %w", describe(s), s.Dir, err)
+		}
+		return Result{}, fmt.Errorf("proc: start %s: %w", describe(s), err)
+	}
+	pgid := cmd.Process.Pid
+	if s.Started != nil {
+		s.Started(pgid)
+	}
+
+	var timer <-chan time.Time
+	if s.Timeout > 0 {
+		t := time.NewTimer(s.Timeout)
+		defer t.Stop()
+		timer = t.C
+	}
+	exited := make(chan struct{})
+	stopped := make(chan struct{})
+	var timedOut, cancelled bool
+	go func() {
+		defer close(stopped)
+		select {
+		case <-exited:
+			return
+		case <-timer:
+			timedOut = true
+		case <-ctx.Done():
+			cancelled = true
+		}
+		// An error here cannot be acted on: the group was ours, so
+		// signalling it does not fail in practice.
+		_ = stopCommand(cmd)
+	}()
+
+	waitErr := cmd.Wait()
+	close(exited)
+	<-stopped
+
+	res := Result{
+		Stdout:          stdout.buf,
+		StdoutTruncated: stdout.truncated,
+		StdoutBytes:     stdout.total,
+		Stderr:          stderr.buf,
+		StderrTruncated: stderr.truncated,
+		Tail:            TailString(tail.bytes(), tailN),
+		Pgid:            pgid,
+		Duration:        time.Since(start),
+	}
+	switch {
+	case timedOut:
+		res.TimedOut, res.ExitCode = true, -1
+		return res, nil
+	case cancelled:
+		res.Cancelled, res.ExitCode = true, -1
+		return res, nil
+	}
+	res.ExitCode, res.Signal = exitStatus(cmd.ProcessState)
+	var exitErr *exec.ExitError
+	if waitErr != nil && !errors.As(waitErr, &exitErr) && !errors.Is(waitErr, exec.ErrWaitDelay) {
+		return res, fmt.Errorf("proc: run %s: %w", describe(s), waitErr)
+	}
+	return res, nil
+}
+
+// describe names the command in s for an error message.
+func describe(s Spec) string {
+	const limit = 80
+	name := "sh -c " + s.Command
+	if len(s.Args) > 0 {
+		name = strings.Join(s.Args, " ")
+	}
+	if len(name) > limit {
+		name = name[:limit] + "…"
+	}
+	return fmt.Sprintf("%q", name)
+}
+
+// TailString returns the last n bytes of b as valid UTF-8: a rune cut at
+// the start is dropped and any other invalid byte sequence becomes U+FFFD.
+func TailString(b []byte, n int) string {
+	if n >= 0 && len(b) > n {
+		b = b[len(b)-n:]
+		// Drop the continuation bytes of a rune whose start was cut off.
+		for i := 0; i < utf8.UTFMax-1 && len(b) > 0 && !utf8.RuneStart(b[0]); i++ {
+			b = b[1:]
+		}
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
+}
+
+// capture keeps the head of one output stream up to max bytes, feeds the
+// shared tail and copies to an optional tee. Each capture is written by one
+// goroutine of os/exec and read only after Cmd.Wait returned.
+type capture struct {
+	max       int
+	buf       []byte
+	total     int64
+	truncated bool
+	tail      *tailBuffer
+	tee       io.Writer
+	teeFailed bool
+}
+
+// Write implements io.Writer; it never fails, so that the command's
+// output is always drained.
+func (c *capture) Write(p []byte) (int, error) {
+	c.total += int64(len(p))
+	if room := c.max - len(c.buf); room >= len(p) {
+		c.buf = append(c.buf, p...)
+	} else {
+		c.buf = append(c.buf, p[:max(room, 0)]...)
+		c.truncated = true
+	}
+	c.tail.write(p)
+	if c.tee != nil && !c.teeFailed {
+		if _, err := c.tee.Write(p); err != nil {
+			c.teeFailed = true
+		}
+	}
+	return len(p), nil
+}
+
+// tailBuffer keeps the last max bytes written to it, from any goroutine.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tailBuffer) write(p []byte) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(p) >= t.max {
+		t.buf = append(t.buf[:0], p[len(p)-t.max:]...)
+		return
+	}
+	if over := len(t.buf) + len(p) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	t.buf = append(t.buf, p...)
+}
+
+func (t *tailBuffer) bytes() []byte {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.buf
+}
