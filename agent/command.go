@@ -1,0 +1,202 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/grub-dev/grub/internal/proc"
+)
+
+// UsageLinePrefix starts a line a command agent may write to its standard
+// error to report the tokens it used:
+//
+//	GRUB_USAGE {"input":1200,"cached":800,"output":300}
+//
+// "input" counts all input tokens, "cached" the part of them served from a
+// provider cache, "output" the output tokens; a missing field is zero. Every
+// such line of the turn is added up. This lets a wrapper script around a
+// real agent report what it spent, so that token budgets apply to it; a
+// program that writes no such line is counted as zero tokens.
+const UsageLinePrefix = "GRUB_USAGE "
+
+// stderrTailBytes is how much of a failed command's standard error its
+// error message quotes.
+const stderrTailBytes = 2000
+
+// Command is the `command` backend (DESIGN.md section 7): it runs any
+// program through `sh -c` in the workspace, with the prompt on its standard
+// input, and takes its standard output as the turn's final message.
+//
+// The program's environment adds GRUB_TASK_ID, GRUB_ITERATION, GRUB_PHASE,
+// GRUB_HARNESS_DIR (absolute) and GRUB_PROMPT_FILE (a file holding the same
+// prompt, written by the caller) to grub's own. It runs in its own process
+// group, which is killed when the turn times out or is cancelled.
+//
+// A turn counts as one request. Tokens are zero unless the program reports
+// them with UsageLinePrefix lines on its standard error; Usage.Estimated is
+// always false.
+type Command struct {
+	// Cmd is the shell command line, as given to --agent-cmd.
+	Cmd string
+	// ExtraEnv is added to the environment before the GRUB_* variables,
+	// which win over it.
+	ExtraEnv []string
+}
+
+// NewCommand returns a command backend running cmd.
+func NewCommand(cmd string) *Command {
+	return &Command{Cmd: cmd}
+}
+
+// RunTurn runs the program once for t.
+//
+// It returns an error wrapping ErrTimeout when t.Timeout expired, one
+// wrapping ctx.Err() when ctx was cancelled (in both cases the process group
+// has been killed), an error naming the exit code and quoting the end of
+// standard error when the program exited non-zero, and an error for a
+// malformed usage line. The Result carries the output and usage seen so far
+// even when the error is non-nil.
+func (c *Command) RunTurn(ctx context.Context, t Turn) (Result, error) {
+	if strings.TrimSpace(c.Cmd) == "" {
+		return Result{}, errors.New("agent command: no command given: set --agent-cmd to the program to run")
+	}
+	harnessDir := t.HarnessDir
+	if harnessDir != "" {
+		abs, err := filepath.Abs(harnessDir)
+		if err != nil {
+			return Result{}, fmt.Errorf("agent command: harness dir %q: %w", harnessDir, err)
+		}
+		harnessDir = abs
+	}
+	env := append([]string(nil), c.ExtraEnv...)
+	env = append(env,
+		"GRUB_TASK_ID="+t.TaskID,
+		"GRUB_ITERATION="+strconv.Itoa(t.Iteration),
+		"GRUB_PHASE="+t.Phase,
+		"GRUB_HARNESS_DIR="+harnessDir,
+		"GRUB_PROMPT_FILE="+t.PromptFile,
+	)
+
+	res, err := proc.Run(ctx, proc.Spec{
+		Command: c.Cmd,
+		Dir:     t.Workspace,
+		Env:     env,
+		Stdin:   strings.NewReader(t.Prompt),
+		Timeout: t.Timeout,
+		Started: t.Started,
+	})
+	if err != nil {
+		return Result{}, fmt.Errorf("agent command: %w", err)
+	}
+
+	usage, usageErr := parseUsageLines(res.Stderr)
+	usage.Requests = 1
+	out := Result{FinalMessage: string(res.Stdout), Usage: usage}
+
+	switch {
+	case res.TimedOut:
+		return out, fmt.Errorf("agent command timed out after %s: %w", formatDuration(t.Timeout), ErrTimeout)
+	case res.Cancelled:
+		cause := ctx.Err()
+		if cause == nil {
+			cause = context.Canceled
+		}
+		return out, fmt.Errorf("agent command cancelled: %w", cause)
+	case res.ExitCode != 0:
+		how := fmt.Sprintf("exited with code %d", res.ExitCode)
+		if res.Signal != "" {
+			how = fmt.Sprintf("was ended by signal %q (exit code %d)", res.Signal, res.ExitCode)
+		}
+		return out, fmt.Errorf("agent command %s %s; %s", quoteShort(c.Cmd), how, stderrTail(res))
+	case usageErr != nil:
+		return out, fmt.Errorf("agent command %s: %w", quoteShort(c.Cmd), usageErr)
+	}
+	return out, nil
+}
+
+// usageReport is the JSON of a UsageLinePrefix line.
+type usageReport struct {
+	Input  int64 `json:"input"`
+	Cached int64 `json:"cached"`
+	Output int64 `json:"output"`
+}
+
+// parseUsageLines adds up the UsageLinePrefix lines in stderr. A malformed
+// line is reported (naming its line number) and the others still count.
+func parseUsageLines(stderr []byte) (Usage, error) {
+	var u Usage
+	var errs []error
+	n := 0
+	for raw := range bytes.Lines(stderr) {
+		n++
+		if !bytes.HasPrefix(raw, []byte(UsageLinePrefix)) {
+			continue
+		}
+		line := strings.TrimRight(string(raw), "\r\n")
+		payload, ok := strings.CutPrefix(line, UsageLinePrefix)
+		if !ok {
+			continue
+		}
+		var r usageReport
+		dec := json.NewDecoder(strings.NewReader(payload))
+		dec.DisallowUnknownFields()
+		err := dec.Decode(&r)
+		if err == nil && dec.More() {
+			err = errors.New("text after the JSON object")
+		}
+		if err == nil && (r.Input < 0 || r.Cached < 0 || r.Output < 0) {
+			err = errors.New("negative token count")
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("stderr line %d: bad usage report %q: %v; write %s{\"input\":N,\"cached\":N,\"output\":N} with non-negative integers",
+				n, line, err, UsageLinePrefix))
+			continue
+		}
+		u.InputTokens += r.Input
+		u.CachedInputTokens += r.Cached
+		u.OutputTokens += r.Output
+	}
+	return u, errors.Join(errs...)
+}
+
+// stderrTail quotes the end of a finished command's standard error, or of
+// its combined output when standard error was too long to keep whole.
+func stderrTail(res proc.Result) string {
+	tail := proc.TailString(res.Stderr, stderrTailBytes)
+	if res.StderrTruncated {
+		tail = res.Tail
+	}
+	tail = strings.TrimRight(tail, "\n")
+	if tail == "" {
+		return "its standard error was empty"
+	}
+	return "end of its standard error:\n" + tail
+}
+
+// quoteShort quotes cmd for an error message, shortened if long.
+func quoteShort(cmd string) string {
+	const limit = 80
+	if len(cmd) > limit {
+		cmd = cmd[:limit] + "…"
+	}
+	return strconv.Quote(cmd)
+}
+
+// formatDuration writes d without trailing zero units: 30m, 1h30m, 45s.
+func formatDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
