@@ -1,0 +1,124 @@
+package featurelist
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/grub-dev/grub/schemas"
+)
+
+// FileName is the feature list's file name inside a harness folder. Marshal
+// uses it to name the document when its own output fails the schema.
+const FileName = "feature-list.json"
+
+// Parse validates data against schemas.FeatureList and decodes it. file names
+// the document in errors. A document that is not JSON or breaks the schema
+// is reported as a *schemas.Error naming the file, the JSON pointer and the
+// rule; any other error means the schema itself could not be loaded.
+// Unknown fields pass the schema and are dropped by decoding.
+func Parse(file string, data []byte) (*List, error) {
+	if err := schemas.Validate(schemas.FeatureList, file, data); err != nil {
+		return nil, err
+	}
+	var l List
+	if err := json.Unmarshal(data, &l); err != nil {
+		// The schema accepted the document, so this is a decoder disagreement
+		// such as "version": 1.0 (a JSON number equal to 1 that is not an
+		// integer); report it as a rule the document breaks.
+		return nil, &schemas.Error{File: file, Schema: schemas.FeatureList, Violations: []schemas.Violation{
+			{Rule: strings.TrimPrefix(err.Error(), "json: ") + "; write whole numbers without a fraction"},
+		}}
+	}
+	return &l, nil
+}
+
+// Marshal renders l as stable, indented JSON (two spaces, a trailing
+// newline, HTML characters not escaped), the exact bytes grub writes to
+// feature-list.json. Nil steps are written as an empty array. The output is
+// validated against the schema, so a list that could not be read back (an
+// empty goal, a malformed id) is an error rather than a bad file.
+func Marshal(l *List) ([]byte, error) {
+	if l == nil {
+		return nil, errors.New("featurelist: cannot marshal a nil list")
+	}
+	c := *l
+	c.Features = make([]Feature, len(l.Features))
+	for i, f := range l.Features {
+		if f.Steps == nil {
+			f.Steps = []string{}
+		}
+		c.Features[i] = f
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(&c); err != nil {
+		return nil, fmt.Errorf("featurelist: %w", err)
+	}
+	if err := schemas.Validate(schemas.FeatureList, FileName, buf.Bytes()); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Restore replaces the file at path with Marshal(before), atomically: the
+// bytes go to a temporary file in the same folder, which is synced and then
+// renamed over path, so a crash leaves either the old or the new file, never
+// a torn one. A file that was deleted is recreated. The file keeps its mode
+// when it exists, and gets 0644 otherwise.
+func Restore(path string, before *List) error {
+	data, err := Marshal(before)
+	if err != nil {
+		return fmt.Errorf("restore %s: %w", path, err)
+	}
+	if err := writeAtomic(path, data); err != nil {
+		return fmt.Errorf("restore %s: %w", path, err)
+	}
+	return nil
+}
+
+func writeAtomic(path string, data []byte) (err error) {
+	mode := os.FileMode(0o644)
+	if fi, statErr := os.Stat(path); statErr == nil && fi.Mode().IsRegular() {
+		mode = fi.Mode().Perm()
+	}
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = tmp.Close()
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = tmp.Write(data); err != nil {
+		return err
+	}
+	if err = tmp.Chmod(mode); err != nil {
+		return err
+	}
+	if err = tmp.Sync(); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	// Make the rename itself durable. Some file systems refuse to sync a
+	// folder; the new file is complete either way, so that is not an error.
+	if d, dirErr := os.Open(dir); dirErr == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+	return nil
+}

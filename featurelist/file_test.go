@@ -1,0 +1,220 @@
+package featurelist
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/grub-dev/grub/schemas"
+)
+
+func ev(s string) *string { return &s }
+
+// sample returns a valid list of n pending features with ids f1…fn.
+func sample(n int) *List {
+	l := &List{Version: 1, Goal: "add OAuth login to the API"}
+	for i := range n {
+		id := "f" + string(rune('a'+i%26)) + strings.Repeat("x", i/26)
+		l.Features = append(l.Features, Feature{
+			ID:          id,
+			Category:    "functional",
+			Description: "the API does thing " + id,
+			Steps:       []string{"run the server", "call /" + id},
+			Passes:      false,
+		})
+	}
+	return l
+}
+
+// clone deep-copies a list so a test can mutate it freely.
+func clone(l *List) *List {
+	c := *l
+	c.Features = make([]Feature, len(l.Features))
+	for i, f := range l.Features {
+		f.Steps = append([]string(nil), f.Steps...)
+		if f.Evidence != nil {
+			f.Evidence = ev(*f.Evidence)
+		}
+		c.Features[i] = f
+	}
+	return &c
+}
+
+func TestParse(t *testing.T) {
+	cases := []struct {
+		name    string
+		doc     string
+		wantErr []string // substrings of the error; nil means success
+	}{
+		{"valid", `{"version":1,"goal":"g","features":[{"id":"a-b","category":"c","description":"d","steps":["s"],"verify":"true","passes":false,"evidence":null}]}`, nil},
+		{"unknown fields ignored", `{"version":1,"goal":"g","extra":true,"features":[{"id":"a","category":"c","description":"d","steps":[],"passes":true,"evidence":"e","note":1}]}`, nil},
+		{"invalid json", `{"version":1,`, []string{"x/feature-list.json", "not valid JSON"}},
+		{"trailing data", `{"version":1,"goal":"g","features":[]} []`, []string{"trailing data"}},
+		{"bad id", `{"version":1,"goal":"g","features":[{"id":"Bad_Id","category":"c","description":"d","steps":[],"passes":false,"evidence":null}]}`, []string{"x/feature-list.json at /features/0/id"}},
+		{"wrong version", `{"version":2,"goal":"g","features":[]}`, []string{"at /version"}},
+		{"missing passes", `{"version":1,"goal":"g","features":[{"id":"a","category":"c","description":"d","steps":[],"evidence":null}]}`, []string{"/features/0", "passes"}},
+		{"fractional version", `{"version":1.0,"goal":"g","features":[]}`, []string{"x/feature-list.json at /: cannot unmarshal number 1.0", "whole numbers"}},
+		{"huge number", `{"version":1,"goal":"g","features":[{"id":"a","category":"c","description":"d","steps":[],"passes":false,"evidence":null}],"x":1e999}`, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			l, err := Parse("x/feature-list.json", []byte(c.doc))
+			if c.wantErr == nil {
+				if err != nil {
+					t.Fatalf("Parse: %v", err)
+				}
+				if l.Version != 1 || l.Goal != "g" || len(l.Features) == 0 {
+					t.Fatalf("Parse decoded %+v", l)
+				}
+				return
+			}
+			var se *schemas.Error
+			if !errors.As(err, &se) {
+				t.Fatalf("Parse error = %v, want *schemas.Error", err)
+			}
+			for _, w := range c.wantErr {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestParseDecodesFields(t *testing.T) {
+	l, err := Parse("f", []byte(`{"version":1,"goal":"g","features":[{"id":"a","category":"c","description":"d","steps":["s1","s2"],"verify":"make test","passes":true,"evidence":"ok"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := l.Features[0]
+	if f.ID != "a" || f.Category != "c" || f.Description != "d" || len(f.Steps) != 2 || f.Verify != "make test" || !f.Passes || f.Evidence == nil || *f.Evidence != "ok" {
+		t.Fatalf("decoded %+v", f)
+	}
+}
+
+func TestMarshal(t *testing.T) {
+	l := sample(2)
+	l.Features[0].Description = "renders one <li> per item & more"
+	l.Features[0].Verify = "go test ./..."
+	l.Features[1].Steps = nil
+	l.Features[1].Passes = true
+	l.Features[1].Evidence = ev("curl printed 200")
+	data, err := Marshal(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(data)
+	for _, want := range []string{
+		"{\n  \"version\": 1,\n  \"goal\": ",
+		"\n    {\n      \"id\": \"fa\",",
+		`"renders one <li> per item & more"`,
+		`"steps": []`,
+		`"evidence": null`,
+		`"evidence": "curl printed 200"`,
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("Marshal output lacks %q:\n%s", want, s)
+		}
+	}
+	if !strings.HasSuffix(s, "}\n") || strings.HasSuffix(s, "\n\n") {
+		t.Errorf("Marshal output must end with exactly one newline: %q", s[len(s)-5:])
+	}
+	if strings.Count(s, `"verify"`) != 1 {
+		t.Errorf("an empty verify must be omitted:\n%s", s)
+	}
+	back, err := Parse("f", data)
+	if err != nil {
+		t.Fatalf("Marshal output does not parse: %v", err)
+	}
+	again, err := Marshal(back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(data, again) {
+		t.Errorf("Marshal is not stable:\n%s\n---\n%s", data, again)
+	}
+}
+
+func TestMarshalRejectsInvalidList(t *testing.T) {
+	cases := map[string]*List{
+		"nil":        nil,
+		"empty goal": {Version: 1, Goal: ""},
+		"bad id":     {Version: 1, Goal: "g", Features: []Feature{{ID: "Bad Id", Category: "c", Description: "d"}}},
+	}
+	for name, l := range cases {
+		if _, err := Marshal(l); err == nil {
+			t.Errorf("%s: Marshal succeeded, want an error", name)
+		}
+	}
+}
+
+func TestRestore(t *testing.T) {
+	want, err := Marshal(sample(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name  string
+		setup func(t *testing.T, path string)
+		mode  os.FileMode
+	}{
+		{"overwrites a tampered file", func(t *testing.T, path string) {
+			if err := os.WriteFile(path, []byte(`{"broken`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, 0o644},
+		{"recreates a deleted file", func(t *testing.T, path string) {}, 0o644},
+		{"keeps the file mode", func(t *testing.T, path string) {
+			if err := os.WriteFile(path, []byte(`x`), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, 0o600},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, FileName)
+			c.setup(t, path)
+			if err := Restore(path, sample(3)); err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("restored file:\n%s\nwant:\n%s", got, want)
+			}
+			fi, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fi.Mode().Perm() != c.mode {
+				t.Errorf("mode = %v, want %v", fi.Mode().Perm(), c.mode)
+			}
+			entries, err := os.ReadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(entries) != 1 {
+				t.Errorf("temporary files left behind: %v", entries)
+			}
+		})
+	}
+}
+
+func TestRestoreErrors(t *testing.T) {
+	dir := t.TempDir()
+	if err := Restore(filepath.Join(dir, "missing-dir", FileName), sample(1)); err == nil || !strings.Contains(err.Error(), "missing-dir") {
+		t.Errorf("Restore into a missing folder = %v, want an error naming the path", err)
+	}
+	if err := Restore(filepath.Join(dir, FileName), &List{Version: 1}); err == nil {
+		t.Error("Restore of an invalid list succeeded")
+	}
+	if _, err := os.Stat(filepath.Join(dir, FileName)); !os.IsNotExist(err) {
+		t.Errorf("Restore of an invalid list wrote the file (stat: %v)", err)
+	}
+}
