@@ -95,6 +95,11 @@ func (c *Command) RunTurn(ctx context.Context, t Turn) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("agent command: %w", err)
 	}
+	if res.Pgid > 0 {
+		// The turn is over: whatever the agent left running in the
+		// background ends with it, so two agents never work at once.
+		_ = proc.KillGroup(res.Pgid)
+	}
 
 	usage, usageErr := parseUsageLines(res.Stderr)
 	usage.Requests = 1

@@ -27,6 +27,10 @@ func (c *Controller) runCheck(ctx context.Context, command string, timeout time.
 	if err != nil {
 		return harness.Check{}, fmt.Errorf("run %q: %w", command, err)
 	}
+	if res.Pgid > 0 {
+		// A check must not leave servers or watchers running.
+		_ = proc.KillGroup(res.Pgid)
+	}
 	if res.Cancelled {
 		return harness.Check{}, ctx.Err()
 	}
