@@ -1,0 +1,17 @@
+// Package prompts owns the text grub sends to the coding agent (DESIGN.md
+// sections 4 to 6): the initializer prompt, the execution prompt and the
+// budget wrap-up message, each in English ("en") and Chinese ("zh"). The
+// templates are text/template files embedded from templates/<locale>/.
+//
+// The model is untrusted and starts every turn with a fresh context, so a
+// prompt carries everything the turn needs: the rules, the counts, the one
+// proposed feature, the last check and decision, and the notes the controller
+// queued. Every string that comes from the user, the agent or a command is
+// clipped to a fixed size where it could grow without bound and escaped with
+// EscapeUntrusted before it reaches a template, so it cannot close a tag or
+// forge a <loop-state> block. Every loop-state example is written with
+// placeholders that do not validate against schemas/loop-state.schema.json.
+//
+// It is a leaf: it imports only the standard library (text/template, never
+// html/template, and embed).
+package prompts
