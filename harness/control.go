@@ -1,0 +1,150 @@
+package harness
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/grub-dev/grub/schemas"
+)
+
+// ControlKind is what a control request asks of a running controller.
+type ControlKind string
+
+// The control requests of DESIGN.md section 6.
+const (
+	ControlPause    ControlKind = "pause"
+	ControlPauseNow ControlKind = "pause-now"
+	ControlStop     ControlKind = "stop"
+	ControlEdit     ControlKind = "edit"   // Goal holds the new goal
+	ControlLimits   ControlKind = "limits" // Limits holds the changes
+	ControlSteer    ControlKind = "steer"  // Message holds the user's guidance
+	ControlAnswer   ControlKind = "answer" // Message holds the user's answer
+)
+
+// ControlRequest is one request in control.json.
+type ControlRequest struct {
+	Kind    ControlKind   `json:"kind"`
+	At      time.Time     `json:"at"`
+	Goal    string        `json:"goal,omitempty"`
+	Message string        `json:"message,omitempty"`
+	Limits  *LimitChanges `json:"limits,omitempty"`
+}
+
+// controlVersion is the control.json format version.
+const controlVersion = 1
+
+// controlFile is the content of control.json.
+type controlFile struct {
+	Version  int              `json:"version"`
+	Requests []ControlRequest `json:"requests"`
+}
+
+// AppendControl queues r for the controller of task id. It fills r.At when
+// zero. Concurrent appenders and TakeControl are serialised by an flock on
+// control.lock; control.json is written atomically and validated first. A
+// corrupt control.json is reported (*schemas.Error), never overwritten.
+func (s *Store) AppendControl(id string, r ControlRequest) error {
+	if r.At.IsZero() {
+		r.At = time.Now().UTC()
+	}
+	return s.withControlLock(id, func() error {
+		cf, err := s.readControl(id)
+		if err != nil {
+			return err
+		}
+		cf.Requests = append(cf.Requests, r)
+		return s.writeControl(id, cf)
+	})
+}
+
+// TakeControl returns the queued requests of task id, oldest first, and
+// clears the queue by removing control.json (no file: no requests). A
+// corrupt control.json is a *schemas.Error and is left in place.
+func (s *Store) TakeControl(id string) ([]ControlRequest, error) {
+	var reqs []ControlRequest
+	err := s.withControlLock(id, func() error {
+		cf, err := s.readControl(id)
+		if err != nil {
+			return err
+		}
+		reqs = cf.Requests
+		if len(reqs) == 0 {
+			return nil
+		}
+		path := s.Path(id, FileControl)
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("clear %s: %w", s.Rel(path), err)
+		}
+		return syncDir(s.Dir(id))
+	})
+	return reqs, err
+}
+
+// PeekControl returns the queued requests of task id without taking them.
+func (s *Store) PeekControl(id string) ([]ControlRequest, error) {
+	var reqs []ControlRequest
+	err := s.withControlLock(id, func() error {
+		cf, err := s.readControl(id)
+		reqs = cf.Requests
+		return err
+	})
+	return reqs, err
+}
+
+// withControlLock runs fn holding the flock on the task's control.lock.
+func (s *Store) withControlLock(id string, fn func() error) error {
+	if err := s.checkTask(id); err != nil {
+		return err
+	}
+	path := s.Path(id, FileControlLock)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("lock %s: %w", s.Rel(path), err)
+	}
+	defer f.Close()
+	if err := lockWait(f); err != nil {
+		return fmt.Errorf("lock %s: %w", s.Rel(path), err)
+	}
+	defer unlock(f)
+	return fn()
+}
+
+// readControl reads and validates control.json; a missing file is an empty
+// queue.
+func (s *Store) readControl(id string) (controlFile, error) {
+	path := s.Path(id, FileControl)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return controlFile{Version: controlVersion}, nil
+	}
+	if err != nil {
+		return controlFile{}, fmt.Errorf("read %s: %w", s.Rel(path), err)
+	}
+	if err := schemas.Validate(schemas.Control, s.Rel(path), data); err != nil {
+		return controlFile{}, err
+	}
+	var cf controlFile
+	if err := json.Unmarshal(data, &cf); err != nil {
+		return controlFile{}, &schemas.Error{File: s.Rel(path), Schema: schemas.Control, Syntax: err}
+	}
+	return cf, nil
+}
+
+// writeControl validates cf and writes control.json atomically.
+func (s *Store) writeControl(id string, cf controlFile) error {
+	path := s.Path(id, FileControl)
+	cf.Version = controlVersion
+	data, err := json.MarshalIndent(cf, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", s.Rel(path), err)
+	}
+	data = append(data, '\n')
+	if err := schemas.Validate(schemas.Control, s.Rel(path), data); err != nil {
+		return err
+	}
+	return WriteFileAtomic(path, data, 0o644)
+}

@@ -1,0 +1,139 @@
+package harness
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/grub-dev/grub/featurelist"
+	"github.com/grub-dev/grub/schemas"
+	"github.com/grub-dev/grub/templates"
+)
+
+// AppendProgress appends text to a task's progress-log.md (creating it if
+// needed) and fsyncs it. A missing final newline is added.
+func (s *Store) AppendProgress(id, text string) error {
+	if !ValidID(id) {
+		return s.notFound(id)
+	}
+	if _, err := os.Stat(s.Dir(id)); errors.Is(err, fs.ErrNotExist) {
+		return s.notFound(id)
+	}
+	path := s.Path(id, FileProgressLog)
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("append to %s: %w", s.Rel(path), err)
+	}
+	if _, err := f.WriteString(text); err != nil {
+		f.Close()
+		return fmt.Errorf("append to %s: %w", s.Rel(path), err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("append to %s: fsync: %w", s.Rel(path), err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("append to %s: %w", s.Rel(path), err)
+	}
+	return nil
+}
+
+// AppendEntry renders a turn's entry and appends it to progress-log.md.
+func (s *Store) AppendEntry(id string, e templates.Entry) error {
+	text, err := templates.RenderEntry(e)
+	if err != nil {
+		return err
+	}
+	return s.AppendProgress(id, text)
+}
+
+// LoadFeatureList reads, validates and decodes a task's feature-list.json,
+// and returns the raw bytes too (the pre-turn snapshot the controller
+// restores after a rule violation). A missing file is an error that
+// matches os.ErrNotExist; an invalid one is a *schemas.Error.
+func (s *Store) LoadFeatureList(id string) (*featurelist.List, []byte, error) {
+	if !ValidID(id) {
+		return nil, nil, s.notFound(id)
+	}
+	path := s.Path(id, FileFeatureList)
+	rel := s.Rel(path)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, fmt.Errorf("%s does not exist yet (the initializer writes it): %w", rel, fs.ErrNotExist)
+		}
+		return nil, nil, fmt.Errorf("read %s: %w", rel, err)
+	}
+	l, err := decodeFeatureList(rel, data)
+	if err != nil {
+		return nil, data, err
+	}
+	return l, data, nil
+}
+
+// decodeFeatureList validates data against the feature-list schema and
+// decodes it.
+func decodeFeatureList(rel string, data []byte) (*featurelist.List, error) {
+	if err := schemas.Validate(schemas.FeatureList, rel, data); err != nil {
+		return nil, err
+	}
+	var l featurelist.List
+	if err := json.Unmarshal(data, &l); err != nil {
+		return nil, &schemas.Error{File: rel, Schema: schemas.FeatureList, Syntax: err}
+	}
+	return &l, nil
+}
+
+// SaveFeatureList validates l and writes it to feature-list.json atomically
+// (the controller uses it to revert a flip that failed verification).
+func (s *Store) SaveFeatureList(id string, l *featurelist.List) error {
+	if !ValidID(id) {
+		return s.notFound(id)
+	}
+	path := s.Path(id, FileFeatureList)
+	data, err := json.MarshalIndent(l, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", s.Rel(path), err)
+	}
+	data = append(data, '\n')
+	if err := schemas.Validate(schemas.FeatureList, s.Rel(path), data); err != nil {
+		return err
+	}
+	return WriteFileAtomic(path, data, 0o644)
+}
+
+// ChecklistItems converts a feature list for templates.RenderChecklist. A
+// nil list gives nil: not planned yet.
+func ChecklistItems(l *featurelist.List) []templates.ChecklistItem {
+	if l == nil {
+		return nil
+	}
+	items := make([]templates.ChecklistItem, 0, len(l.Features))
+	for _, f := range l.Features {
+		it := templates.ChecklistItem{ID: f.ID, Category: f.Category, Description: f.Description, Passes: f.Passes}
+		if f.Evidence != nil {
+			it.Evidence = *f.Evidence
+		}
+		items = append(items, it)
+	}
+	return items
+}
+
+// WriteChecklist renders feature-checklist.md from l (nil: not planned yet)
+// and writes it atomically.
+func (s *Store) WriteChecklist(id, goal string, l *featurelist.List) error {
+	if !ValidID(id) {
+		return s.notFound(id)
+	}
+	text, err := templates.RenderChecklist(goal, ChecklistItems(l))
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(s.Path(id, FileChecklist), []byte(text), 0o644)
+}
