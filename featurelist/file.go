@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
+	"strconv"
 
 	"github.com/grub-dev/grub/schemas"
 )
@@ -25,16 +25,71 @@ func Parse(file string, data []byte) (*List, error) {
 	if err := schemas.Validate(schemas.FeatureList, file, data); err != nil {
 		return nil, err
 	}
-	var l List
-	if err := json.Unmarshal(data, &l); err != nil {
+	l, err := decode(data)
+	if err != nil {
 		// The schema accepted the document, so this is a decoder disagreement
 		// such as "version": 1.0 (a JSON number equal to 1 that is not an
 		// integer); report it as a rule the document breaks.
-		return nil, &schemas.Error{File: file, Schema: schemas.FeatureList, Violations: []schemas.Violation{
-			{Rule: strings.TrimPrefix(err.Error(), "json: ") + "; write whole numbers without a fraction"},
-		}}
+		v := schemas.Violation{Rule: err.Error()}
+		var ve *versionError
+		if errors.As(err, &ve) {
+			v.Pointer = "/version"
+		}
+		return nil, &schemas.Error{File: file, Schema: schemas.FeatureList, Violations: []schemas.Violation{v}}
 	}
-	return &l, nil
+	return l, nil
+}
+
+// versionError is a version number the schema accepts (it equals 1) but
+// that is not written as an integer.
+type versionError struct{ text string }
+
+func (e *versionError) Error() string {
+	return "version " + e.text + " is not a whole number; write 1"
+}
+
+// decode builds a List from a document that passed the schema. It reads
+// exactly the keys the schema checked: encoding/json would also match keys
+// that differ in case ("Passes"), letting a document say one thing to the
+// schema and another to grub.
+func decode(data []byte) (*List, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var doc map[string]any
+	if err := dec.Decode(&doc); err != nil {
+		return nil, err
+	}
+	l := &List{}
+	if n, ok := doc["version"].(json.Number); ok {
+		v, err := strconv.Atoi(n.String())
+		if err != nil {
+			return nil, &versionError{n.String()}
+		}
+		l.Version = v
+	}
+	l.Goal, _ = doc["goal"].(string)
+	items, _ := doc["features"].([]any)
+	l.Features = make([]Feature, 0, len(items))
+	for _, it := range items {
+		m, _ := it.(map[string]any)
+		f := Feature{}
+		f.ID, _ = m["id"].(string)
+		f.Category, _ = m["category"].(string)
+		f.Description, _ = m["description"].(string)
+		steps, _ := m["steps"].([]any)
+		f.Steps = make([]string, 0, len(steps))
+		for _, s := range steps {
+			str, _ := s.(string)
+			f.Steps = append(f.Steps, str)
+		}
+		f.Verify, _ = m["verify"].(string)
+		f.Passes, _ = m["passes"].(bool)
+		if e, ok := m["evidence"].(string); ok {
+			f.Evidence = &e
+		}
+		l.Features = append(l.Features, f)
+	}
+	return l, nil
 }
 
 // Marshal renders l as stable, indented JSON (two spaces, a trailing

@@ -56,7 +56,8 @@ func TestParse(t *testing.T) {
 		{"bad id", `{"version":1,"goal":"g","features":[{"id":"Bad_Id","category":"c","description":"d","steps":[],"passes":false,"evidence":null}]}`, []string{"x/feature-list.json at /features/0/id"}},
 		{"wrong version", `{"version":2,"goal":"g","features":[]}`, []string{"at /version"}},
 		{"missing passes", `{"version":1,"goal":"g","features":[{"id":"a","category":"c","description":"d","steps":[],"evidence":null}]}`, []string{"/features/0", "passes"}},
-		{"fractional version", `{"version":1.0,"goal":"g","features":[]}`, []string{"x/feature-list.json at /: cannot unmarshal number 1.0", "whole numbers"}},
+		{"fractional version", `{"version":1.0,"goal":"g","features":[]}`, []string{"x/feature-list.json at /version: version 1.0 is not a whole number"}},
+		{"keys differing in case are ignored", `{"version":1,"goal":"g","features":[{"id":"a","category":"c","description":"d","steps":[],"passes":false,"Passes":true,"ID":"Bad Id","evidence":null}]}`, nil},
 		{"huge number", `{"version":1,"goal":"g","features":[{"id":"a","category":"c","description":"d","steps":[],"passes":false,"evidence":null}],"x":1e999}`, nil},
 	}
 	for _, c := range cases {
@@ -92,6 +93,18 @@ func TestParseDecodesFields(t *testing.T) {
 	f := l.Features[0]
 	if f.ID != "a" || f.Category != "c" || f.Description != "d" || len(f.Steps) != 2 || f.Verify != "make test" || !f.Passes || f.Evidence == nil || *f.Evidence != "ok" {
 		t.Fatalf("decoded %+v", f)
+	}
+}
+
+func TestParseReadsExactKeysOnly(t *testing.T) {
+	// encoding/json alone would let "Passes" and "ID" override the keys the
+	// schema checked.
+	l, err := Parse("f", []byte(`{"version":1,"goal":"g","features":[{"id":"a","category":"c","description":"d","steps":[],"passes":false,"Passes":true,"ID":"Bad Id","evidence":null,"Evidence":"x"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := l.Features[0]; f.ID != "a" || f.Passes || f.Evidence != nil {
+		t.Fatalf("decoded %+v, want the lower-case keys' values", f)
 	}
 }
 
