@@ -25,7 +25,7 @@ type outcome struct {
 	cancelled    bool
 	phase        harness.Phase // the phase the turn ran in
 	feature      string        // the feature the turn was proposed
-	stop         *Stop // ends the task at once (quota, a question for the user)
+	stop         *Stop         // ends the task at once (quota, a question for the user)
 	usage        agent.Usage
 	elapsed      time.Duration
 }
