@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/grub-dev/grub/schemas"
@@ -34,6 +35,28 @@ type ControlRequest struct {
 	Limits  *LimitChanges `json:"limits,omitempty"`
 }
 
+// check reports a request that lacks what its kind needs.
+func (r ControlRequest) check() error {
+	switch r.Kind {
+	case ControlPause, ControlPauseNow, ControlStop:
+	case ControlEdit:
+		if strings.TrimSpace(r.Goal) == "" {
+			return errors.New("control request edit: the new goal is empty")
+		}
+	case ControlSteer, ControlAnswer:
+		if strings.TrimSpace(r.Message) == "" {
+			return fmt.Errorf("control request %s: the message is empty", r.Kind)
+		}
+	case ControlLimits:
+		if r.Limits == nil || r.Limits.Empty() {
+			return errors.New("control request limits: no limit to change")
+		}
+	default:
+		return fmt.Errorf("control request: unknown kind %q", r.Kind)
+	}
+	return nil
+}
+
 // controlVersion is the control.json format version.
 const controlVersion = 1
 
@@ -48,6 +71,9 @@ type controlFile struct {
 // control.lock; control.json is written atomically and validated first. A
 // corrupt control.json is reported (*schemas.Error), never overwritten.
 func (s *Store) AppendControl(id string, r ControlRequest) error {
+	if err := r.check(); err != nil {
+		return err
+	}
 	if r.At.IsZero() {
 		r.At = time.Now().UTC()
 	}

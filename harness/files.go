@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -70,40 +69,29 @@ func (s *Store) LoadFeatureList(id string) (*featurelist.List, []byte, error) {
 		}
 		return nil, nil, fmt.Errorf("read %s: %w", rel, err)
 	}
-	l, err := decodeFeatureList(rel, data)
+	l, err := featurelist.Parse(rel, data)
 	if err != nil {
 		return nil, data, err
 	}
 	return l, data, nil
 }
 
-// decodeFeatureList validates data against the feature-list schema and
-// decodes it.
-func decodeFeatureList(rel string, data []byte) (*featurelist.List, error) {
-	if err := schemas.Validate(schemas.FeatureList, rel, data); err != nil {
-		return nil, err
-	}
-	var l featurelist.List
-	if err := json.Unmarshal(data, &l); err != nil {
-		return nil, &schemas.Error{File: rel, Schema: schemas.FeatureList, Syntax: err}
-	}
-	return &l, nil
-}
-
 // SaveFeatureList validates l and writes it to feature-list.json atomically
-// (the controller uses it to revert a flip that failed verification).
+// (the controller uses it to revert a flip that failed verification), in
+// the stable form featurelist.Marshal gives.
 func (s *Store) SaveFeatureList(id string, l *featurelist.List) error {
 	if !ValidID(id) {
 		return s.notFound(id)
 	}
 	path := s.Path(id, FileFeatureList)
-	data, err := json.MarshalIndent(l, "", "  ")
+	data, err := featurelist.Marshal(l)
 	if err != nil {
+		var se *schemas.Error
+		if errors.As(err, &se) {
+			se.File = s.Rel(path)
+			return se
+		}
 		return fmt.Errorf("encode %s: %w", s.Rel(path), err)
-	}
-	data = append(data, '\n')
-	if err := schemas.Validate(schemas.FeatureList, s.Rel(path), data); err != nil {
-		return err
 	}
 	return WriteFileAtomic(path, data, 0o644)
 }

@@ -30,6 +30,7 @@ type Lock struct {
 	f    *os.File
 	id   string
 	info LockInfo
+	prev LockInfo
 }
 
 // lockAttempts and lockRetryDelay ride out Holder probes: a probe takes a
@@ -67,7 +68,7 @@ func (s *Store) Lock(id string) (*Lock, error) {
 		time.Sleep(lockRetryDelay)
 	}
 	host, _ := os.Hostname()
-	l := &Lock{f: f, id: id, info: LockInfo{PID: os.Getpid(), Host: host, StartedAt: time.Now().UTC().Truncate(time.Second)}}
+	l := &Lock{f: f, id: id, prev: readLockInfo(path, false), info: LockInfo{PID: os.Getpid(), Host: host, StartedAt: time.Now().UTC().Truncate(time.Second)}}
 	if err := l.writeInfo(); err != nil {
 		unlock(f)
 		f.Close()
@@ -85,6 +86,11 @@ func (l *Lock) Info() LockInfo {
 	defer l.mu.Unlock()
 	return l.info
 }
+
+// Previous is what the lock file said when this lock was taken: the last
+// holder. A non-zero AgentPGID there is an agent a dead runner left behind,
+// which the new holder must end before it starts its own.
+func (l *Lock) Previous() LockInfo { return l.prev }
 
 // SetAgentPGID records the process group of the agent now running (0: none)
 // in the lock file.
