@@ -92,6 +92,9 @@ func (s *Store) Rel(p string) string {
 	return filepath.ToSlash(rel)
 }
 
+// newID is NewID; tests replace it to force a collision.
+var newID = NewID
+
 // NewID returns a random task id: 8 lowercase hex characters.
 func NewID() (string, error) {
 	var b [4]byte
@@ -129,15 +132,10 @@ func (s *Store) Create(st *State) error {
 		st.Phase = PhaseInitializer
 	}
 	assign := st.ID == ""
-	if err := os.MkdirAll(s.GrubDir(), 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", GrubDirName, err)
-	}
-	if err := s.ensureGitignore(); err != nil {
-		return err
-	}
+	prepared := false
 	for attempt := 0; ; attempt++ {
 		if assign {
-			id, err := NewID()
+			id, err := newID()
 			if err != nil {
 				return err
 			}
@@ -146,6 +144,15 @@ func (s *Store) Create(st *State) error {
 		data, err := s.marshalState(st)
 		if err != nil {
 			return err
+		}
+		if !prepared {
+			if err := os.MkdirAll(s.GrubDir(), 0o755); err != nil {
+				return fmt.Errorf("create %s: %w", GrubDirName, err)
+			}
+			if err := s.ensureGitignore(); err != nil {
+				return err
+			}
+			prepared = true
 		}
 		err = os.Mkdir(s.Dir(st.ID), 0o755)
 		if errors.Is(err, fs.ErrExist) && assign && attempt < 16 {

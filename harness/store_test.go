@@ -150,6 +150,22 @@ func TestCreateWritesTheHarness(t *testing.T) {
 	}
 }
 
+func TestCreateRetriesOnIDCollision(t *testing.T) {
+	s := newStore(t)
+	mustCreate(t, s, &State{ID: "0a1b2c3d", Goal: "first", Status: StatusRunning, Limits: DefaultLimits(), Agent: Agent{Kind: "codex"}})
+	ids := []string{"0a1b2c3d", "0a1b2c3d", "ffff0000"}
+	newID = func() (string, error) { id := ids[0]; ids = ids[1:]; return id, nil }
+	t.Cleanup(func() { newID = NewID })
+	st := mustCreate(t, s, newState("second"))
+	if st.ID != "ffff0000" || len(ids) != 0 {
+		t.Fatalf("Create took id %q (ids left %v), want ffff0000 after two collisions", st.ID, ids)
+	}
+	first, err := s.LoadState("0a1b2c3d")
+	if err != nil || first.Goal != "first" {
+		t.Fatalf("the colliding task was changed: %+v, %v", first, err)
+	}
+}
+
 func TestCreateKeepsAnEditedGitignore(t *testing.T) {
 	s := newStore(t)
 	if err := os.MkdirAll(s.GrubDir(), 0o755); err != nil {
@@ -188,12 +204,8 @@ func TestCreateRejects(t *testing.T) {
 			if !errors.As(err, &se) || !strings.Contains(err.Error(), c.pointer) {
 				t.Fatalf("Create = %v, want a *schemas.Error at %s", err, c.pointer)
 			}
-			ids, _ := s.taskIDs()
-			entries, _ := os.ReadDir(s.GrubDir())
-			for _, e := range entries {
-				if e.IsDir() {
-					t.Errorf("Create left a task folder %s (ids %v)", e.Name(), ids)
-				}
+			if _, err := os.Stat(s.GrubDir()); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("Create of an invalid state touched the disk: %s exists (%v)", GrubDirName, err)
 			}
 		})
 	}
