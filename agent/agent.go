@@ -16,6 +16,12 @@ type Turn struct {
 	HarnessDir string // absolute path of .grub/<id>
 	PromptFile string // absolute path of a file holding Prompt
 	Timeout    time.Duration
+	Locale     string // "en" or "zh": the language of prompts the backend adds
+	// TokenBudgetLeft is how many tokens (input - cached input + output) the
+	// task may still spend; 0 means no budget. The built-in agent checks it
+	// before each model request and, once it is spent, makes one wrap-up
+	// request and returns ErrBudgetSpent.
+	TokenBudgetLeft int64
 	// Started, if set, is called with the process group id of a process the
 	// backend starts for the turn, so that the controller can record it in
 	// the lock file and end it after a crash.

@@ -87,10 +87,6 @@ func Run(ctx context.Context, o Options) (*harness.State, error) {
 	if o.Heartbeat <= 0 {
 		o.Heartbeat = 30 * time.Second
 	}
-	prev, _, err := o.Store.Holder(o.TaskID)
-	if err != nil {
-		return nil, err
-	}
 	lock, err := o.Store.Lock(o.TaskID)
 	if err != nil {
 		return nil, err
@@ -101,7 +97,7 @@ func Run(ctx context.Context, o Options) (*harness.State, error) {
 	if c.changes == nil {
 		c.changes = &treeFingerprint{root: o.Store.Root}
 	}
-	if prev.AgentPGID > 0 && proc.GroupAlive(prev.AgentPGID) {
+	if prev := lock.Previous(); prev.AgentPGID > 0 && proc.GroupAlive(prev.AgentPGID) {
 		c.say("ending agent process group %d left behind by a runner that died", prev.AgentPGID)
 		if err := proc.KillGroup(prev.AgentPGID); err != nil {
 			return nil, fmt.Errorf("end the agent left by the previous runner (process group %d): %w", prev.AgentPGID, err)

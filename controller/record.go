@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/grub-dev/grub/featurelist"
 	"github.com/grub-dev/grub/harness"
 	"github.com/grub-dev/grub/templates"
 )
@@ -49,7 +48,7 @@ func (c *Controller) record(ctx context.Context, out *outcome) error {
 	if err := c.store.AppendProgress(st.ID, text); err != nil {
 		return err
 	}
-	if err := c.renderChecklist(); err != nil {
+	if err := c.store.WriteChecklist(st.ID, st.Goal, st.FeatureListBaseline); err != nil {
 		return err
 	}
 	status := st.Status
@@ -96,30 +95,6 @@ func (c *Controller) appendLog(e logEntry) {
 	if err != nil {
 		c.say("could not write the progress log: %v", err)
 	}
-}
-
-// renderChecklist writes feature-checklist.md from the accepted list.
-func (c *Controller) renderChecklist() error {
-	var items []templates.ChecklistItem
-	if b := c.st.FeatureListBaseline; b != nil {
-		items = checklistItems(b)
-	}
-	text, err := templates.RenderChecklist(c.st.Goal, items)
-	if err != nil {
-		return err
-	}
-	return harness.WriteFileAtomic(c.store.Path(c.st.ID, harness.FileChecklist), []byte(text), 0o644)
-}
-
-func checklistItems(l *featurelist.List) []templates.ChecklistItem {
-	items := make([]templates.ChecklistItem, len(l.Features))
-	for i, f := range l.Features {
-		items[i] = templates.ChecklistItem{ID: f.ID, Category: f.Category, Description: f.Description, Passes: f.Passes}
-		if f.Evidence != nil {
-			items[i].Evidence = *f.Evidence
-		}
-	}
-	return items
 }
 
 // initScriptIsStarter reports whether init.sh still carries the starter's

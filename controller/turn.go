@@ -74,15 +74,17 @@ func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
 	stopBeat := c.heartbeat(feature)
 	start := c.now()
 	res, runErr := c.opts.Agent.RunTurn(turnCtx, agent.Turn{
-		TaskID:     st.ID,
-		Iteration:  st.CurrentIteration,
-		Phase:      string(st.Phase),
-		Prompt:     prompt,
-		Workspace:  c.store.Root,
-		HarnessDir: c.store.Dir(st.ID),
-		PromptFile: promptFile,
-		Timeout:    timeout,
-		Started:    func(pgid int) { _ = c.lock.SetAgentPGID(pgid) },
+		TaskID:          st.ID,
+		Iteration:       st.CurrentIteration,
+		Phase:           string(st.Phase),
+		Prompt:          prompt,
+		Workspace:       c.store.Root,
+		HarnessDir:      c.store.Dir(st.ID),
+		PromptFile:      promptFile,
+		Timeout:         timeout,
+		Locale:          st.Locale,
+		TokenBudgetLeft: tokensLeft(st),
+		Started:         func(pgid int) { _ = c.lock.SetAgentPGID(pgid) },
 	})
 	stopBeat()
 	c.mu.Lock()
@@ -386,6 +388,14 @@ func (c *Controller) addUsage(u agent.Usage) {
 	s.Requests += u.Requests
 	s.TokensUsed += u.InputTokens - u.CachedInputTokens + u.OutputTokens
 	s.Estimated = s.Estimated || u.Estimated
+}
+
+// tokensLeft is the token budget still unspent; 0 means no budget.
+func tokensLeft(st *harness.State) int64 {
+	if st.Limits.TokenBudget == 0 {
+		return 0
+	}
+	return max(st.Limits.TokenBudget-st.Usage.TokensUsed, 1)
 }
 
 func verdict(chk harness.Check) string {
