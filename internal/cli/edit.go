@@ -1,0 +1,369 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/grub-dev/grub/harness"
+	"github.com/spf13/cobra"
+)
+
+// EditOptions are the inputs of grub edit.
+type EditOptions struct {
+	IO     *IOStreams
+	Store  func() (*harness.Store, error)
+	Now    func() time.Time
+	Getenv func(string) string
+	// Editor opens path in the user's editor and waits for it to exit.
+	Editor func(opts *EditOptions, path string) error
+
+	// Args are the positional arguments: [<id>] ["new goal"]. A single
+	// argument of up to 8 hex characters is the id, any other the goal.
+	Args []string
+	// Limits holds the limit flags that were given.
+	Limits harness.LimitChanges
+}
+
+// taskIDPattern matches a task id or a prefix of one. A single argument of
+// grub edit that matches it is taken as the id, not as the goal.
+var taskIDPattern = regexp.MustCompile(`^[0-9a-f]{1,8}$`)
+
+// NewCmdEdit builds grub edit. runF, when not nil, replaces the run
+// function (tests use it to check flag parsing).
+func NewCmdEdit(f *Factory, runF func(*EditOptions) error) *cobra.Command {
+	opts := &EditOptions{IO: f.IO, Store: f.Store, Now: f.Now, Getenv: f.Getenv, Editor: runEditor}
+	var (
+		maxIter, maxFail int
+		tokenBudget      int64
+		timeBudget       time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   `edit [<id>] ["new goal"] [flags]`,
+		Short: "Change a task's goal or limits",
+		Long: `Change the goal of a task, or its limits, or both. Without <id>, the most
+recently updated task. A single argument of up to 8 hex characters is taken
+as a task id (or the start of one); any other single argument is the new
+goal.
+
+When neither a new goal nor a limit flag is given, the current goal opens in
+your editor ($EDITOR, else $VISUAL, else vi); save an empty file to abort.
+
+The old and the new goal are recorded in progress-log.md, and the agent's
+next prompt carries an "objective updated" note. The feature list is not
+changed: the agent is asked to work towards the new wording from there.
+
+When a controller is running the task, edit writes a request to its
+control.json and the change takes effect at the next turn boundary. When no
+controller runs it, state.json is changed directly.
+
+--max-iter and --max-fail must be at least 1; --token-budget 0 and
+--time-budget 0 remove that budget. --time-budget takes a Go duration in
+whole seconds, such as 90s, 45m or 2h. A complete task cannot be edited.`,
+		Example: `  grub edit "add OAuth login to the API, GitHub provider only"
+  grub edit 0a1b2c3d "add OAuth login to the API"
+  grub edit                           # edit the goal in $EDITOR
+  grub edit --max-iter 50 --token-budget 5000000
+  grub edit --time-budget 2h`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 2 {
+				return &UsageError{
+					Err:     fmt.Errorf("grub edit takes at most a task id and a goal, got %d arguments; quote the goal: grub edit \"new goal\"", len(args)),
+					Command: cmd.CommandPath(),
+				}
+			}
+			return nil
+		},
+		ValidArgsFunction: completeTaskIDs(f),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Args = args
+			flags := cmd.Flags()
+			if flags.Changed("max-iter") {
+				if maxIter < 1 {
+					return usageErrorf("--max-iter %d: the iteration limit must be at least 1", maxIter)
+				}
+				opts.Limits.MaxIterations = &maxIter
+			}
+			if flags.Changed("max-fail") {
+				if maxFail < 1 {
+					return usageErrorf("--max-fail %d: the consecutive-failure limit must be at least 1", maxFail)
+				}
+				opts.Limits.MaxConsecutiveFailures = &maxFail
+			}
+			if flags.Changed("token-budget") {
+				if tokenBudget < 0 {
+					return usageErrorf("--token-budget %d: the budget cannot be negative; 0 removes it", tokenBudget)
+				}
+				opts.Limits.TokenBudget = &tokenBudget
+			}
+			if flags.Changed("time-budget") {
+				secs, err := wholeSeconds(timeBudget)
+				if err != nil {
+					return &UsageError{Err: fmt.Errorf("--time-budget %s: %w", timeBudget, err)}
+				}
+				opts.Limits.TimeBudgetSeconds = &secs
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return editRun(opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&maxIter, "max-iter", 0, "set the iteration limit (turns in all, the initializer's included)")
+	fl.IntVar(&maxFail, "max-fail", 0, "set the limit of consecutive failed turns")
+	fl.Int64Var(&tokenBudget, "token-budget", 0, "set the token budget (0 = none)")
+	fl.DurationVar(&timeBudget, "time-budget", 0, "set the time budget, e.g. 45m or 2h (0 = none)")
+	return cmd
+}
+
+// wholeSeconds converts a --time-budget value to seconds.
+func wholeSeconds(d time.Duration) (int64, error) {
+	switch {
+	case d < 0:
+		return 0, errors.New("the budget cannot be negative; 0 removes it")
+	case d%time.Second != 0:
+		return 0, errors.New("use whole seconds, e.g. 90s, 45m or 2h")
+	}
+	return int64(d / time.Second), nil
+}
+
+func editRun(opts *EditOptions) error {
+	store, err := opts.Store()
+	if err != nil {
+		return err
+	}
+
+	var idArg, goal string
+	goalGiven := false
+	switch len(opts.Args) {
+	case 2:
+		idArg, goal, goalGiven = opts.Args[0], opts.Args[1], true
+	case 1:
+		if taskIDPattern.MatchString(opts.Args[0]) {
+			idArg = opts.Args[0]
+		} else {
+			goal, goalGiven = opts.Args[0], true
+		}
+	}
+	id, err := resolveTask(store, idArg)
+	if err != nil {
+		return err
+	}
+	st, err := store.LoadState(id)
+	if err != nil {
+		return err
+	}
+	if st.Status == harness.StatusComplete {
+		return usageErrorf("task %s is complete, so its goal and limits can no longer change; start a new task with: grub start \"<goal>\"", id)
+	}
+
+	switch {
+	case goalGiven:
+		goal = strings.TrimSpace(goal)
+		if goal == "" {
+			return usageErrorf("the new goal is empty; give the new wording, e.g. grub edit \"add OAuth login\"")
+		}
+	case opts.Limits.Empty():
+		goal, err = editGoalInEditor(opts, id, st.Goal)
+		if err != nil {
+			return err
+		}
+	}
+	if goal == st.Goal {
+		if opts.Limits.Empty() {
+			fmt.Fprintf(opts.IO.ErrOut, "the goal of task %s is unchanged; nothing to do\n", id)
+			return nil
+		}
+		goal = ""
+	}
+
+	now := opts.Now()
+	var reqs []harness.ControlRequest
+	if goal != "" {
+		reqs = append(reqs, harness.ControlRequest{Kind: harness.ControlEdit, At: now, Goal: goal})
+	}
+	if !opts.Limits.Empty() {
+		changes := opts.Limits
+		reqs = append(reqs, harness.ControlRequest{Kind: harness.ControlLimits, At: now, Limits: &changes})
+	}
+	var (
+		oldGoal   string
+		oldLimits harness.Limits
+		iteration int
+		changed   bool
+	)
+	holder, err := applyChange(store, id, now, taskChange{
+		Idle: func(st *harness.State) (bool, error) {
+			oldGoal, oldLimits, iteration = st.Goal, st.Limits, st.CurrentIteration
+			if st.Status == harness.StatusComplete {
+				return false, usageErrorf("task %s is complete, so its goal and limits can no longer change", id)
+			}
+			if goal == "" && mergedLimits(st.Limits, opts.Limits) == st.Limits {
+				return false, nil
+			}
+			if goal != "" {
+				applyGoal(st, goal)
+			}
+			opts.Limits.Apply(&st.Limits)
+			changed = true
+			return true, nil
+		},
+		AfterSave: func(st *harness.State) error {
+			return store.AppendProgress(id, editLogEntry(now, oldGoal, goal, oldLimits, st.Limits))
+		},
+		Requests: reqs,
+	})
+	if err != nil {
+		return err
+	}
+
+	w := opts.IO.ErrOut
+	if holder != nil {
+		fmt.Fprintf(w, "requested edit of task %s (pid %d); it takes effect at the next turn boundary\n", id, holder.PID)
+		return nil
+	}
+	if !changed {
+		fmt.Fprintf(w, "task %s already has these limits; nothing changed\n", id)
+		return nil
+	}
+	if goal != "" {
+		fmt.Fprintf(w, "changed the goal of task %s; the next turn is told the objective was updated\n", id)
+	}
+	for _, line := range limitChangeLines(oldLimits, mergedLimits(oldLimits, opts.Limits)) {
+		fmt.Fprintf(w, "task %s: %s\n", id, line)
+	}
+	if m := opts.Limits.MaxIterations; m != nil && *m <= iteration {
+		fmt.Fprintf(w, "note: task %s has already run %d iterations; grub resume will end it as failed (iteration budget spent) unless --max-iter is above %d\n", id, iteration, iteration)
+	}
+	return nil
+}
+
+// applyGoal sets a new goal and the note the next prompt carries. Edits
+// made before the next turn are folded into one note from the goal the
+// agent last saw.
+func applyGoal(st *harness.State, goal string) {
+	old := st.Goal
+	if p := st.Pending.ObjectiveUpdated; p != nil {
+		old = p.Old
+	}
+	st.Goal = goal
+	if old == goal {
+		st.Pending.ObjectiveUpdated = nil
+		return
+	}
+	st.Pending.ObjectiveUpdated = &harness.GoalChange{Old: old, New: goal}
+}
+
+func mergedLimits(l harness.Limits, c harness.LimitChanges) harness.Limits {
+	c.Apply(&l)
+	return l
+}
+
+// limitChangeLines describes each limit that differs between old and new.
+func limitChangeLines(old, new harness.Limits) []string {
+	var lines []string
+	add := func(name string, from, to string) {
+		if from != to {
+			lines = append(lines, fmt.Sprintf("%s %s → %s", name, from, to))
+		}
+	}
+	budget := func(n int64, f func(int64) string) string {
+		if n == 0 {
+			return "none"
+		}
+		return f(n)
+	}
+	add("max iterations", fmt.Sprint(old.MaxIterations), fmt.Sprint(new.MaxIterations))
+	add("max consecutive failures", fmt.Sprint(old.MaxConsecutiveFailures), fmt.Sprint(new.MaxConsecutiveFailures))
+	add("token budget", budget(old.TokenBudget, formatCount), budget(new.TokenBudget, formatCount))
+	add("time budget", budget(old.TimeBudgetSeconds, humanDuration), budget(new.TimeBudgetSeconds, humanDuration))
+	return lines
+}
+
+// editLogEntry is the progress-log entry of an edit made while no
+// controller ran the task, in the style of the turn entries. newGoal is
+// empty when the goal did not change.
+func editLogEntry(now time.Time, oldGoal, newGoal string, oldLimits, newLimits harness.Limits) string {
+	var b strings.Builder
+	b.WriteString("\n## Edited by the user\n\n")
+	fmt.Fprintf(&b, "- At: %s\n", now.UTC().Format(time.RFC3339))
+	if newGoal != "" {
+		fmt.Fprintf(&b, "- Old goal: %s\n", indentMarkdown(oldGoal))
+		fmt.Fprintf(&b, "- New goal: %s\n", indentMarkdown(newGoal))
+	}
+	for _, l := range limitChangeLines(oldLimits, newLimits) {
+		fmt.Fprintf(&b, "- Limit: %s\n", l)
+	}
+	return b.String()
+}
+
+// indentMarkdown indents the lines after the first of text so that they
+// stay inside a markdown list item.
+func indentMarkdown(text string) string {
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	for i := 1; i < len(lines); i++ {
+		if l := strings.TrimRight(lines[i], " \t\r"); l != "" {
+			lines[i] = "  " + l
+		} else {
+			lines[i] = ""
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// editGoalInEditor lets the user edit the goal in their editor. An empty
+// result aborts the edit (exit 2).
+func editGoalInEditor(opts *EditOptions, id, current string) (string, error) {
+	f, err := os.CreateTemp("", "grub-goal-"+id+"-*.md")
+	if err != nil {
+		return "", fmt.Errorf("creating a file to edit the goal in: %w", err)
+	}
+	path := f.Name()
+	defer os.Remove(path)
+	_, werr := f.WriteString(current + "\n")
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return "", fmt.Errorf("writing %s: %w", path, werr)
+	}
+	if err := opts.Editor(opts, path); err != nil {
+		return "", err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("reading the edited goal from %s: %w", path, err)
+	}
+	goal := strings.TrimSpace(string(data))
+	if goal == "" {
+		return "", &ExitError{Code: ExitUsage, Err: fmt.Errorf("the edited goal is empty; edit of task %s aborted, nothing changed", id)}
+	}
+	return goal, nil
+}
+
+// editorCommand is the user's editor: $EDITOR, else $VISUAL, else vi.
+func editorCommand(getenv func(string) string) string {
+	for _, name := range []string{"EDITOR", "VISUAL"} {
+		if e := strings.TrimSpace(getenv(name)); e != "" {
+			return e
+		}
+	}
+	return "vi"
+}
+
+// runEditor opens path in the user's editor through sh, so an editor
+// setting with arguments ("code --wait") works, and waits for it.
+func runEditor(opts *EditOptions, path string) error {
+	editor := editorCommand(opts.Getenv)
+	cmd := exec.Command("sh", "-c", editor+` "$1"`, "grub-editor", path)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = opts.IO.In, opts.IO.Out, opts.IO.ErrOut
+	if err := cmd.Run(); err != nil {
+		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("editor %q failed: %v; nothing changed (set $EDITOR to the editor you use)", editor, err)}
+	}
+	return nil
+}

@@ -1,0 +1,138 @@
+package cli
+
+import (
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/grub-dev/grub/harness"
+	"github.com/grub-dev/grub/schemas"
+	"github.com/spf13/cobra"
+)
+
+// ListOptions are the inputs of grub list.
+type ListOptions struct {
+	IO    *IOStreams
+	Store func() (*harness.Store, error)
+	Now   func() time.Time
+
+	JSON bool
+}
+
+// NewCmdList builds grub list. runF, when not nil, replaces the run
+// function (tests use it to check flag parsing).
+func NewCmdList(f *Factory, runF func(*ListOptions) error) *cobra.Command {
+	opts := &ListOptions{IO: f.IO, Store: f.Store, Now: f.Now}
+	cmd := &cobra.Command{
+		Use:     "list",
+		Aliases: []string{"ls"},
+		Short:   "List the tasks of this workspace, most recently updated first",
+		Long: `List every task in .grub/ of this workspace, most recently updated first:
+its id, status, iteration, passing features, when it last changed, and goal.
+
+A running task whose runner died shows as "running (no runner)"; run
+grub resume <id> to pick it up again.
+
+--json prints one JSON object on stdout that follows
+schemas/list-output.schema.json; the format is stable. An empty workspace
+is not an error: the list is empty.`,
+		Example: `  grub list
+  grub list --json | jq -r '.tasks[] | select(.status == "blocked") | .id'
+  grub -C ~/src/api list`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return listRun(opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print one JSON object (schemas/list-output.schema.json)")
+	return cmd
+}
+
+// listOutput is grub list --json (schemas/list-output.schema.json).
+type listOutput struct {
+	Tasks []listTask `json:"tasks"`
+}
+
+type listTask struct {
+	ID            string         `json:"id"`
+	Goal          string         `json:"goal"`
+	Status        harness.Status `json:"status"`
+	Phase         harness.Phase  `json:"phase"`
+	Running       bool           `json:"running"`
+	Interrupted   bool           `json:"interrupted"`
+	Iteration     int            `json:"iteration"`
+	MaxIterations int            `json:"maxIterations"`
+	Features      featuresOutput `json:"features"`
+	Harness       string         `json:"harness"`
+	UpdatedAt     time.Time      `json:"updatedAt"`
+}
+
+func listRun(opts *ListOptions) error {
+	store, err := opts.Store()
+	if err != nil {
+		return err
+	}
+	states, err := store.List()
+	if err != nil {
+		return err
+	}
+	views := make([]*taskView, 0, len(states))
+	for _, st := range states {
+		v, err := loadTaskView(store, st)
+		if err != nil {
+			return err
+		}
+		views = append(views, v)
+	}
+
+	if opts.JSON {
+		out := listOutput{Tasks: make([]listTask, 0, len(views))}
+		for _, v := range views {
+			st := v.State
+			out.Tasks = append(out.Tasks, listTask{
+				ID:            st.ID,
+				Goal:          st.Goal,
+				Status:        st.Status,
+				Phase:         st.Phase,
+				Running:       v.Held,
+				Interrupted:   v.Interrupted(),
+				Iteration:     st.CurrentIteration,
+				MaxIterations: st.Limits.MaxIterations,
+				Features:      featuresOutput{Passing: v.Passing(), Total: v.Total()},
+				Harness:       v.Dir,
+				UpdatedAt:     st.UpdatedAt,
+			})
+		}
+		return writeJSON(opts.IO.Out, schemas.ListOutput, out)
+	}
+
+	if len(views) == 0 {
+		fmt.Fprintf(opts.IO.ErrOut, "no tasks in %s yet; start one with: grub start \"<goal>\"\n", store.Rel(store.GrubDir()))
+		return nil
+	}
+	goalWidth := 0 // full goals when the output is piped
+	if opts.IO.OutTTY {
+		goalWidth = 60
+	}
+	now := opts.Now()
+	tw := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATUS\tITER\tFEATURES\tUPDATED\tGOAL")
+	for _, v := range views {
+		st := v.State
+		status := string(st.Status)
+		if v.Interrupted() {
+			status += " (no runner)"
+		}
+		features := "-"
+		if v.Features != nil {
+			features = fmt.Sprintf("%d/%d", v.Passing(), v.Total())
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\t%s\n",
+			st.ID, status, st.CurrentIteration, st.Limits.MaxIterations, features,
+			ago(now, st.UpdatedAt), oneLine(st.Goal, goalWidth))
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/grub-dev/grub/harness"
+	"github.com/spf13/cobra"
+)
+
+// LogOptions are the inputs of grub log.
+type LogOptions struct {
+	IO    *IOStreams
+	Store func() (*harness.Store, error)
+
+	ID string
+}
+
+// NewCmdLog builds grub log. runF, when not nil, replaces the run function
+// (tests use it to check flag parsing).
+func NewCmdLog(f *Factory, runF func(*LogOptions) error) *cobra.Command {
+	opts := &LogOptions{IO: f.IO, Store: f.Store}
+	return &cobra.Command{
+		Use:   "log [<id>]",
+		Short: "Print a task's progress log",
+		Long: `Print progress-log.md of a task on stdout: one entry per turn (what the
+agent did, the feature it worked on, its decision, what grub verified) and a
+record of every edit of the goal. Without <id>, the most recently updated
+task.
+
+The log is meant to be committed: git log -p .grub/<id>/progress-log.md
+shows how it grew.`,
+		Example: `  grub log
+  grub log 0a1b2c3d | less
+  git log -p .grub/0a1b2c3d/progress-log.md`,
+		Args:              taskIDArg,
+		ValidArgsFunction: completeTaskIDs(f),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				opts.ID = args[0]
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return logRun(opts)
+		},
+	}
+}
+
+func logRun(opts *LogOptions) error {
+	store, err := opts.Store()
+	if err != nil {
+		return err
+	}
+	id, err := resolveTask(store, opts.ID)
+	if err != nil {
+		return err
+	}
+	path := store.Path(id, harness.FileProgressLog)
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(opts.IO.ErrOut, "task %s has no progress log yet (%s); it gets one after its first turn\n", id, store.Rel(path))
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := io.Copy(opts.IO.Out, f); err != nil {
+		return fmt.Errorf("reading %s: %w", store.Rel(path), err)
+	}
+	return nil
+}

@@ -1,0 +1,121 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/grub-dev/grub/schemas"
+)
+
+// writeJSON is the one way a command prints --json output: v is encoded
+// with two-space indentation, checked against the named schema in
+// schemas/, and written to w followed by a newline. Output that breaks its
+// schema is a bug in grub and is not printed.
+func writeJSON(w io.Writer, schema string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("internal error: encoding %s output: %v", schema, err)
+	}
+	if err := schemas.Validate(schema, "--json output", data); err != nil {
+		// %v, not %w: a broken output document is grub's bug (exit 1), not
+		// an invalid harness file (exit 2).
+		return fmt.Errorf("internal error: output breaks schemas/%s: %v", schema, err)
+	}
+	data = append(data, '\n')
+	_, err = w.Write(data)
+	return err
+}
+
+// humanDuration renders whole seconds the way people say them: "45s",
+// "12m30s", "1h12m", "3h".
+func humanDuration(seconds int64) string {
+	if seconds < 0 {
+		seconds = 0
+	}
+	h, m, s := seconds/3600, seconds/60%60, seconds%60
+	switch {
+	case h > 0 && m > 0:
+		return fmt.Sprintf("%dh%dm", h, m)
+	case h > 0:
+		return fmt.Sprintf("%dh", h)
+	case m > 0 && s > 0:
+		return fmt.Sprintf("%dm%ds", m, s)
+	case m > 0:
+		return fmt.Sprintf("%dm", m)
+	default:
+		return fmt.Sprintf("%ds", s)
+	}
+}
+
+// formatCount renders n with thousands separators: 1234567 → "1,234,567".
+func formatCount(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// percent renders used/budget as a whole percentage.
+func percent(used, budget int64) string {
+	if budget <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d%%", used*100/budget)
+}
+
+// ago renders how long before now t was: "just now", "5m ago", "3h ago",
+// "4d ago".
+func ago(now, t time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d/time.Minute))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d/time.Hour))
+	default:
+		return fmt.Sprintf("%dd ago", int(d/(24*time.Hour)))
+	}
+}
+
+// fieldWriter prints "label  value" lines with aligned values; the lines of
+// a multi-line value are indented under the first.
+type fieldWriter struct {
+	w     io.Writer
+	width int
+	err   error
+}
+
+func (fw *fieldWriter) field(label, value string) {
+	if fw.err != nil {
+		return
+	}
+	pad := strings.Repeat(" ", fw.width+2)
+	value = strings.ReplaceAll(strings.TrimRight(value, "\n"), "\n", "\n"+pad)
+	_, fw.err = fmt.Fprintf(fw.w, "%-*s  %s\n", fw.width, label, value)
+}
+
+// oneLine squeezes s onto one line and cuts it to at most max runes.
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if max > 0 && len(r) > max {
+		return string(r[:max-1]) + "…"
+	}
+	return s
+}

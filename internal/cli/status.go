@@ -1,0 +1,259 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/grub-dev/grub/harness"
+	"github.com/grub-dev/grub/schemas"
+	"github.com/spf13/cobra"
+)
+
+// StatusOptions are the inputs of grub status.
+type StatusOptions struct {
+	IO    *IOStreams
+	Store func() (*harness.Store, error)
+	Now   func() time.Time
+
+	ID         string
+	JSON       bool
+	ExitStatus bool
+}
+
+// NewCmdStatus builds grub status. runF, when not nil, replaces the run
+// function (tests use it to check flag parsing).
+func NewCmdStatus(f *Factory, runF func(*StatusOptions) error) *cobra.Command {
+	opts := &StatusOptions{IO: f.IO, Store: f.Store, Now: f.Now}
+	cmd := &cobra.Command{
+		Use:   "status [<id>]",
+		Short: "Show a task's status, progress and budgets",
+		Long: `Show where a task stands: its goal, status and phase, the iteration count
+against its limit, how many features pass, tokens and time used against the
+budgets, the last turn's decision, the last error and why it stopped.
+
+Without <id>, the most recently updated task is shown.
+
+A task whose status is "running" but whose lock no controller holds lost its
+runner (a crash, a closed terminal); status says so, and grub resume picks it
+up again.
+
+--json prints one JSON object on stdout that follows
+schemas/status-output.schema.json; the format is stable.
+
+--exit-status makes the exit code that of the task's status, for CI gates:
+  0  complete          3  blocked                     5  paused or stopped
+  1  failed            4  budget_limited/usage_limited
+  75 running, and a controller is running it now
+  1  running, but its runner died (run grub resume)
+Without --exit-status, status exits 0 whenever it could show the task.`,
+		Example: `  grub status
+  grub status 0a1b2c3d
+  grub status --json | jq .features
+  grub status --exit-status >/dev/null || echo "not complete: exit $?"`,
+		Args:              taskIDArg,
+		ValidArgsFunction: completeTaskIDs(f),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				opts.ID = args[0]
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return statusRun(opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print one JSON object (schemas/status-output.schema.json)")
+	cmd.Flags().BoolVar(&opts.ExitStatus, "exit-status", false, "exit with the code of the task's status (see above)")
+	return cmd
+}
+
+func statusRun(opts *StatusOptions) error {
+	store, err := opts.Store()
+	if err != nil {
+		return err
+	}
+	id, err := resolveTask(store, opts.ID)
+	if err != nil {
+		return err
+	}
+	st, err := store.LoadState(id)
+	if err != nil {
+		return err
+	}
+	v, err := loadTaskView(store, st)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		err = writeJSON(opts.IO.Out, schemas.StatusOutput, newStatusOutput(v))
+	} else {
+		if v.FeatureNote != "" {
+			fmt.Fprintf(opts.IO.ErrOut, "grub: warning: %s\n", v.FeatureNote)
+		}
+		err = printStatus(opts.IO.Out, v, opts.Now())
+	}
+	if err != nil {
+		return err
+	}
+	if opts.ExitStatus {
+		if code := statusExitCode(v); code != ExitOK {
+			return &ExitError{Code: code}
+		}
+	}
+	return nil
+}
+
+// statusExitCode is the exit code of status --exit-status: the code of the
+// task's status, except that a running task whose runner died exits 1.
+func statusExitCode(v *taskView) int {
+	if v.Interrupted() {
+		return ExitFailed
+	}
+	return ExitCodeForStatus(v.State.Status)
+}
+
+// statusOutput is grub status --json (schemas/status-output.schema.json).
+type statusOutput struct {
+	ID                  string            `json:"id"`
+	Goal                string            `json:"goal"`
+	Status              harness.Status    `json:"status"`
+	Phase               harness.Phase     `json:"phase"`
+	Running             bool              `json:"running"`
+	Interrupted         bool              `json:"interrupted"`
+	Runner              *runnerOutput     `json:"runner,omitempty"`
+	Iteration           int               `json:"iteration"`
+	MaxIterations       int               `json:"maxIterations"`
+	ConsecutiveFailures int               `json:"consecutiveFailures"`
+	Features            featuresOutput    `json:"features"`
+	Usage               harness.Usage     `json:"usage"`
+	Limits              harness.Limits    `json:"limits"`
+	Agent               harness.Agent     `json:"agent"`
+	LastDecision        *harness.Decision `json:"lastDecision"`
+	LastError           string            `json:"lastError,omitempty"`
+	StopReason          string            `json:"stopReason,omitempty"`
+	Harness             string            `json:"harness"`
+	CreatedAt           time.Time         `json:"createdAt"`
+	UpdatedAt           time.Time         `json:"updatedAt"`
+}
+
+func newStatusOutput(v *taskView) *statusOutput {
+	st := v.State
+	out := &statusOutput{
+		ID:                  st.ID,
+		Goal:                st.Goal,
+		Status:              st.Status,
+		Phase:               st.Phase,
+		Running:             v.Held,
+		Interrupted:         v.Interrupted(),
+		Iteration:           st.CurrentIteration,
+		MaxIterations:       st.Limits.MaxIterations,
+		ConsecutiveFailures: st.ConsecutiveFailures,
+		Features:            featuresOutput{Passing: v.Passing(), Total: v.Total()},
+		Usage:               st.Usage,
+		Limits:              st.Limits,
+		Agent:               st.Agent,
+		LastDecision:        st.LastDecision,
+		LastError:           st.LastError,
+		StopReason:          st.StopReason,
+		Harness:             v.Dir,
+		CreatedAt:           st.CreatedAt,
+		UpdatedAt:           st.UpdatedAt,
+	}
+	if v.Held {
+		out.Runner = &runnerOutput{PID: v.Holder.PID, Host: v.Holder.Host, StartedAt: v.Holder.StartedAt}
+	}
+	return out
+}
+
+// printStatus writes the status of a task for people.
+func printStatus(w io.Writer, v *taskView, now time.Time) error {
+	st := v.State
+	fw := &fieldWriter{w: w, width: 11}
+	fw.field("task", st.ID)
+	fw.field("goal", st.Goal)
+
+	status := string(st.Status)
+	switch {
+	case v.Held:
+		status += fmt.Sprintf(" (runner: pid %d on %s since %s, %s)",
+			v.Holder.PID, v.Holder.Host, clockTime(now, v.Holder.StartedAt), ago(now, v.Holder.StartedAt))
+	case v.Interrupted():
+		status += " (no runner: interrupted, run grub resume)"
+	}
+	fw.field("status", status)
+	fw.field("phase", string(st.Phase))
+	fw.field("iteration", fmt.Sprintf("%d of %d", st.CurrentIteration, st.Limits.MaxIterations))
+
+	switch {
+	case v.Features == nil:
+		fw.field("features", "0/0 passing (not planned yet)")
+	default:
+		line := fmt.Sprintf("%d/%d passing", v.Passing(), v.Total())
+		if next := v.Features.FirstPending(); next != nil {
+			line += ", next: " + next.ID
+		}
+		fw.field("features", line)
+	}
+
+	tokens := formatCount(st.Usage.TokensUsed)
+	if b := st.Limits.TokenBudget; b > 0 {
+		tokens += fmt.Sprintf(" of %s (%s)", formatCount(b), percent(st.Usage.TokensUsed, b))
+	} else {
+		tokens += " (no budget)"
+	}
+	if st.Usage.Estimated {
+		tokens += ", partly estimated"
+	}
+	fw.field("tokens", tokens)
+
+	elapsed := humanDuration(st.Usage.TimeUsedSeconds)
+	if b := st.Limits.TimeBudgetSeconds; b > 0 {
+		elapsed += fmt.Sprintf(" of %s (%s)", humanDuration(b), percent(st.Usage.TimeUsedSeconds, b))
+	} else {
+		elapsed += " (no budget)"
+	}
+	fw.field("time", elapsed)
+
+	if d := st.LastDecision; d != nil {
+		line := d.Status
+		if d.Iteration > 0 {
+			line = fmt.Sprintf("#%d %s", d.Iteration, d.Status)
+		}
+		if d.Feature != "" {
+			line += " [" + d.Feature + "]"
+		}
+		if d.Summary != "" {
+			line += ": " + d.Summary
+		}
+		fw.field("last turn", line)
+		if d.NextStep != "" {
+			fw.field("next step", d.NextStep)
+		}
+		if d.Blocker != "" {
+			fw.field("blocker", d.Blocker)
+		}
+		if d.Question != "" {
+			q := d.Question
+			for i, o := range d.Options {
+				q += fmt.Sprintf("\n%d. %s", i+1, o)
+			}
+			fw.field("question", q+"\n(answer with: grub answer \"<text>\")")
+		}
+	}
+	if st.LastError != "" {
+		fw.field("last error", st.LastError)
+	}
+	if st.StopReason != "" {
+		fw.field("stop reason", st.StopReason)
+	}
+	fw.field("updated", fmt.Sprintf("%s (%s)", clockTime(now, st.UpdatedAt), ago(now, st.UpdatedAt)))
+	fw.field("harness", v.Dir)
+	return fw.err
+}
+
+// clockTime renders t for people, in the time zone of the clock's now (the
+// local zone, unless a test injected another clock).
+func clockTime(now, t time.Time) string {
+	return t.In(now.Location()).Format("2006-01-02 15:04:05 MST")
+}

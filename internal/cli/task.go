@@ -1,0 +1,134 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/grub-dev/grub/featurelist"
+	"github.com/grub-dev/grub/harness"
+	"github.com/grub-dev/grub/schemas"
+	"github.com/spf13/cobra"
+)
+
+// resolveTask turns a task id argument ("" for the most recently updated
+// task, or a unique prefix of an id) into the id of an existing task. The
+// store's errors already say what to do: run grub list, or grub start.
+func resolveTask(store *harness.Store, id string) (string, error) {
+	return store.Resolve(id)
+}
+
+// taskView is what status and list show of one task: its state, whether a
+// controller holds its lock, and its feature list.
+type taskView struct {
+	State *harness.State
+	// Dir is the harness folder relative to the workspace root.
+	Dir string
+	// Held reports that a live controller holds the lock; Holder says who.
+	Held   bool
+	Holder harness.LockInfo
+	// Features is the feature list, nil when the initializer has not
+	// written one yet.
+	Features *featurelist.List
+	// FeatureNote explains where the counts come from when the feature
+	// list on disk could not be used.
+	FeatureNote string
+}
+
+// Interrupted reports a task whose status is running but whose runner is
+// gone: grub resume recovers it.
+func (v *taskView) Interrupted() bool {
+	return v.State.Status == harness.StatusRunning && !v.Held
+}
+
+// Passing and Total count the features; both are 0 before planning.
+func (v *taskView) Passing() int {
+	if v.Features == nil {
+		return 0
+	}
+	return v.Features.Passing()
+}
+
+// Total counts the features of the list.
+func (v *taskView) Total() int {
+	if v.Features == nil {
+		return 0
+	}
+	return len(v.Features.Features)
+}
+
+// loadTaskView reads a task's state, lock holder and feature list. An
+// invalid feature-list.json (the agent may be halfway through editing it)
+// does not fail the view: the last list the controller accepted is counted
+// instead, with a note.
+func loadTaskView(store *harness.Store, st *harness.State) (*taskView, error) {
+	v := &taskView{State: st, Dir: store.Rel(store.Dir(st.ID))}
+	info, held, err := store.Holder(st.ID)
+	if err != nil {
+		return nil, err
+	}
+	v.Held, v.Holder = held, info
+
+	list, _, err := store.LoadFeatureList(st.ID)
+	var schemaErr *schemas.Error
+	switch {
+	case err == nil:
+		v.Features = list
+	case errors.Is(err, os.ErrNotExist):
+		v.Features = st.FeatureListBaseline
+	case errors.As(err, &schemaErr):
+		v.Features = st.FeatureListBaseline
+		v.FeatureNote = fmt.Sprintf("%v; counting the last accepted list", err)
+	default:
+		return nil, err
+	}
+	return v, nil
+}
+
+// runnerOutput is the controller holding a task's lock, in --json output.
+type runnerOutput struct {
+	PID       int       `json:"pid"`
+	Host      string    `json:"host"`
+	StartedAt time.Time `json:"startedAt"`
+}
+
+// featuresOutput counts features in --json output.
+type featuresOutput struct {
+	Passing int `json:"passing"`
+	Total   int `json:"total"`
+}
+
+// completeTaskIDs completes the <id> argument of a command with the ids of
+// the workspace's tasks, each described by its status and goal.
+func completeTaskIDs(f *Factory) func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		store, err := f.Store()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveError
+		}
+		states, err := store.List()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveError
+		}
+		var out []cobra.Completion
+		for _, st := range states {
+			out = append(out, cobra.CompletionWithDesc(st.ID, fmt.Sprintf("%s: %s", st.Status, oneLine(st.Goal, 60))))
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// taskIDArg checks that a command got at most one <id> argument.
+func taskIDArg(cmd *cobra.Command, args []string) error {
+	if len(args) > 1 {
+		return &UsageError{
+			Err:     fmt.Errorf("%s takes at most one task id, got %d arguments", cmd.CommandPath(), len(args)),
+			Command: cmd.CommandPath(),
+		}
+	}
+	return nil
+}
