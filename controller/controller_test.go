@@ -3,13 +3,18 @@ package controller
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"os"
+	"os/exec"
+	"syscall"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/grub-dev/grub/agent"
+	"github.com/grub-dev/grub/featurelist"
 	"github.com/grub-dev/grub/harness"
 	"github.com/grub-dev/grub/internal/fakeagent"
 )
@@ -133,5 +138,256 @@ func TestRefereeRejectsCheats(t *testing.T) {
 				t.Errorf("next prompt does not carry the failure %q", c.failure)
 			}
 		})
+	}
+}
+
+func TestStopConditions(t *testing.T) {
+	cases := []struct {
+		name   string
+		args   string
+		mutate func(*harness.State)
+		want   harness.Status
+		reason string
+		iters  int
+	}{
+		{"complete claimed early is downgraded", "-features 2 -plan 2:complete-early", nil, harness.StatusComplete, "every feature passes", 4},
+		{"blocked accepted at the limit", "-features 2 -default blocked", nil, harness.StatusBlocked, "API credential", 4},
+		{"question stops at once", "-features 2 -default question", nil, harness.StatusBlocked, "Postgres or SQLite?", 2},
+		{"no progress", "-features 2 -default idle", func(st *harness.State) { st.Limits.MaxIterations = 50 }, harness.StatusBlocked, "no progress in 5", 6},
+		{"consecutive failures", "-features 2 -default fail", nil, harness.StatusFailed, "3 consecutive failed execution turns", 4},
+		{"initializer failures", "-features 2 -default bad-plan", func(st *harness.State) { st.Limits.MaxInitializerFailures = 2 }, harness.StatusFailed, "initializer", 2},
+		{"iteration budget", "-features 3", func(st *harness.State) { st.Limits.MaxIterations = 2 }, harness.StatusFailed, "iteration budget spent", 2},
+		{"token budget", "-features 3 -usage 1000,200,100", func(st *harness.State) { st.Limits.TokenBudget = 1800 }, harness.StatusBudgetLimited, "token budget spent (1800 of 1800", 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			r := newTask(t, c.mutate)
+			st, err := r.run(context.Background(), c.args, harness.LimitChanges{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Status != c.want || !strings.Contains(st.StopReason, c.reason) {
+				t.Fatalf("status %s (%q), want %s (%q)\n%s", st.Status, st.StopReason, c.want, c.reason, r.stderr.String())
+			}
+			if st.CurrentIteration != c.iters {
+				t.Errorf("iterations = %d, want %d", st.CurrentIteration, c.iters)
+			}
+			reloaded, err := r.store.LoadState(r.id)
+			if err != nil || reloaded.Status != c.want {
+				t.Fatalf("persisted status %v, %v", reloaded, err)
+			}
+		})
+	}
+}
+
+func TestIterationBudgetThenResumeCompletes(t *testing.T) {
+	r := newTask(t, func(st *harness.State) { st.Limits.MaxIterations = 2 })
+	st, err := r.run(context.Background(), "-features 3", harness.LimitChanges{})
+	if err != nil || st.Status != harness.StatusFailed {
+		t.Fatalf("first run: %v %v", st.Status, err)
+	}
+	more := 10
+	st, err = r.run(context.Background(), "-features 3", harness.LimitChanges{MaxIterations: &more})
+	if err != nil || st.Status != harness.StatusComplete {
+		t.Fatalf("resume: %v %v %s", st.Status, err, st.StopReason)
+	}
+	if st.CurrentIteration != 4 || st.Limits.MaxIterations != 10 {
+		t.Fatalf("counters not kept: iteration %d, max %d", st.CurrentIteration, st.Limits.MaxIterations)
+	}
+}
+
+func TestTurnTimeoutKillsHungAgent(t *testing.T) {
+	r := newTask(t, func(st *harness.State) {
+		st.Limits.TurnTimeoutSeconds = 5
+		st.Limits.MaxConsecutiveFailures = 1
+	})
+	st, err := r.run(context.Background(), "-features 2 -plan 2:hang", harness.LimitChanges{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Status != harness.StatusFailed || !strings.Contains(st.LastError, "timed out") {
+		t.Fatalf("status %s, last error %q", st.Status, st.LastError)
+	}
+	assertGone(t, filepath.Join(r.store.Root, "hang.pid"))
+}
+
+func TestTimeBudgetEndsTask(t *testing.T) {
+	r := newTask(t, func(st *harness.State) { st.Limits.TimeBudgetSeconds = 6 })
+	st, err := r.run(context.Background(), "-features 2 -plan 2:hang", harness.LimitChanges{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Status != harness.StatusBudgetLimited || !strings.Contains(st.StopReason, "time budget") {
+		t.Fatalf("status %s (%s)", st.Status, st.StopReason)
+	}
+	if st.ConsecutiveFailures != 0 {
+		t.Errorf("a turn cut short by the time budget is not a failure: %d", st.ConsecutiveFailures)
+	}
+	assertGone(t, filepath.Join(r.store.Root, "hang.pid"))
+}
+
+func TestSignalLeavesTaskPausedAndResumable(t *testing.T) {
+	r := newTask(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		waitFile(t, filepath.Join(r.store.Root, "hang.pid"))
+		cancel()
+	}()
+	st, err := r.run(ctx, "-features 2 -plan 2:hang", harness.LimitChanges{})
+	if err != ErrInterrupted {
+		t.Fatalf("err = %v, want ErrInterrupted", err)
+	}
+	if st.Status != harness.StatusPaused || st.AwaitingTurn || st.LastDecision.Status != "cancelled" {
+		t.Fatalf("state after signal: %s awaiting=%v decision=%+v", st.Status, st.AwaitingTurn, st.LastDecision)
+	}
+	assertGone(t, filepath.Join(r.store.Root, "hang.pid"))
+	st, err = r.run(context.Background(), "-features 2", harness.LimitChanges{})
+	if err != nil || st.Status != harness.StatusComplete {
+		t.Fatalf("resume: %v %v", st.Status, err)
+	}
+}
+
+func TestPauseNowCancelsTurn(t *testing.T) {
+	r := newTask(t, nil)
+	go func() {
+		waitFile(t, filepath.Join(r.store.Root, "hang.pid"))
+		if err := r.store.AppendControl(r.id, harness.ControlRequest{Kind: harness.ControlPauseNow}); err != nil {
+			t.Error(err)
+		}
+	}()
+	st, err := r.run(context.Background(), "-features 2 -plan 2:hang", harness.LimitChanges{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Status != harness.StatusPaused || st.LastDecision.Status != "cancelled" {
+		t.Fatalf("status %s decision %+v", st.Status, st.LastDecision)
+	}
+	assertGone(t, filepath.Join(r.store.Root, "hang.pid"))
+}
+
+func TestControlAtTurnBoundary(t *testing.T) {
+	r := newTask(t, nil)
+	for _, req := range []harness.ControlRequest{
+		{Kind: harness.ControlEdit, Goal: "make better marker files"},
+		{Kind: harness.ControlSteer, Message: "prefer small commits"},
+		{Kind: harness.ControlStop},
+	} {
+		if err := r.store.AppendControl(r.id, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := r.run(context.Background(), "-features 2", harness.LimitChanges{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Status != harness.StatusStopped || st.CurrentIteration != 0 {
+		t.Fatalf("status %s after %d turns", st.Status, st.CurrentIteration)
+	}
+	if st.Goal != "make better marker files" || st.Pending.ObjectiveUpdated == nil || len(st.Pending.Steer) != 1 {
+		t.Fatalf("edit/steer not applied: %+v", st.Pending)
+	}
+	log := r.log()
+	if !strings.Contains(log, "Old goal: make marker files") || !strings.Contains(log, "prefer small commits") {
+		t.Errorf("log lacks the edit or the guidance:\n%s", log)
+	}
+}
+
+func assertGone(t *testing.T, pidFile string) {
+	t.Helper()
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatalf("the hung agent never started: %v", err)
+	}
+	pid := strings.TrimSpace(string(data))
+	for i := 0; i < 100; i++ {
+		if _, err := os.Stat("/proc/" + pid); err != nil {
+			return
+		}
+		if b, _ := os.ReadFile("/proc/" + pid + "/stat"); strings.Contains(string(b), ") Z ") {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("agent process %s is still running", pid)
+}
+
+func waitFile(t *testing.T, path string) {
+	for i := 0; i < 600; i++ {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Errorf("%s never appeared", path)
+}
+
+func TestRecoveryAfterRunnerDiedMidTurn(t *testing.T) {
+	r := newTask(t, func(st *harness.State) { st.Limits.MaxIterations = 2 })
+	st, err := r.run(context.Background(), "-features 2", harness.LimitChanges{})
+	if err != nil || st.FeatureListBaseline.Passing() != 1 {
+		t.Fatalf("setup run: %v %v", st, err)
+	}
+	// Fake the aftermath of kill -9 during turn 3: state says awaiting, the
+	// lock file names the agent's process group, which still runs, and the
+	// agent had already finished feature-2 legally.
+	orphan := exec.Command("sleep", "300")
+	orphan.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := orphan.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer orphan.Process.Kill()
+	exited := make(chan struct{})
+	go func() { orphan.Wait(); close(exited) }()
+	lockInfo := fmt.Sprintf(`{"pid":999999,"host":"gone","startedAt":"2026-01-01T00:00:00Z","agentPgid":%d}`, orphan.Process.Pid)
+	if err := os.WriteFile(r.store.Path(r.id, harness.FileLock), []byte(lockInfo), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st.Status, st.AwaitingTurn, st.CurrentIteration = harness.StatusRunning, true, 3
+	st.Limits.MaxIterations = 10
+	if err := r.store.SaveState(st); err != nil {
+		t.Fatal(err)
+	}
+	list := *st.FeatureListBaseline
+	list.Features = append([]featurelist.Feature(nil), list.Features...)
+	ev := "created feature-2.done"
+	list.Features[1].Passes, list.Features[1].Evidence = true, &ev
+	os.WriteFile(filepath.Join(r.store.Root, "feature-2.done"), nil, 0o644)
+	if err := featurelist.Restore(r.store.Path(r.id, harness.FileFeatureList), &list); err != nil {
+		t.Fatal(err)
+	}
+
+	st, err = r.run(context.Background(), "-features 2", harness.LimitChanges{})
+	if err != nil || st.Status != harness.StatusComplete {
+		t.Fatalf("resume: %v %v %s\n%s", st.Status, err, st.StopReason, r.stderr.String())
+	}
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the agent left by the dead runner was not ended")
+	}
+	if !strings.Contains(r.log(), "outcome is unknown") {
+		t.Errorf("unknown turn not logged:\n%s", r.log())
+	}
+	prompt, _ := os.ReadFile(filepath.Join(r.store.Dir(r.id), "turns", "0004.prompt.md"))
+	if !strings.Contains(string(prompt), "unknown") {
+		t.Errorf("turn 4's prompt does not mention the unknown turn")
+	}
+	if st.CurrentIteration != 4 {
+		t.Errorf("iteration %d: the verified flip from the dead turn should have been kept, leaving one turn to finish", st.CurrentIteration)
+	}
+}
+
+func TestSecondRunnerIsRefused(t *testing.T) {
+	r := newTask(t, nil)
+	lock, err := r.store.Lock(r.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	_, err = r.run(context.Background(), "-features 2", harness.LimitChanges{})
+	var locked *harness.LockedError
+	if !errors.As(err, &locked) || locked.Info.PID != os.Getpid() {
+		t.Fatalf("err = %v, want a LockedError naming pid %d", err, os.Getpid())
 	}
 }
