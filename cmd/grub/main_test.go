@@ -40,6 +40,10 @@ func TestScripts(t *testing.T) {
 		RequireUniqueNames:  true,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("TZ", "UTC")
+			// Under -race every grub run would sleep a second at exit
+			// waiting for late reports; the scripts run grub hundreds of
+			// times.
+			env.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
