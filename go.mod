@@ -29,5 +29,6 @@ require (
 	golang.org/x/crypto v0.56.0 // indirect
 	golang.org/x/net v0.57.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect
+	golang.org/x/tools v0.26.0
 	gopkg.in/warnings.v0 v0.1.2 // indirect
 )
