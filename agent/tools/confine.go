@@ -1,0 +1,249 @@
+package tools
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// grubDir is the folder under the workspace root that holds the tasks.
+const grubDir = ".grub"
+
+// protected names the files of a task folder (<workspace>/.grub/<id>/) the
+// model may neither read nor write, with the reason it is told.
+var protected = map[string]string{
+	"state.json":   "state.json is written only by grub; the state you need is in your turn prompt",
+	"lock":         "lock is the runner lock of grub and is off limits to the agent",
+	"control.json": "control.json is the control queue of grub and is off limits to the agent",
+	"control.lock": "control.lock guards the control queue of grub and is off limits to the agent",
+}
+
+// maxLinkHops is how many symbolic links one path may pass through before
+// it is refused, as the kernel's ELOOP limit does.
+const maxLinkHops = 40
+
+// access says what a tool will do with a path.
+type access int
+
+const (
+	// readAccess also allows the spill folder when it is outside the
+	// workspace, so that spilled results can be read back.
+	readAccess access = iota
+	writeAccess
+)
+
+// workspace confines paths to a workspace root.
+type workspace struct {
+	root    string // the root as configured, cleaned
+	real    string // the root with symlinks resolved
+	spill   string // the spill folder as configured, cleaned; "" if none
+	rootErr error  // why the root could not be resolved, reported on use
+}
+
+func newWorkspace(cfg Config) *workspace {
+	w := &workspace{root: filepath.Clean(cfg.Workspace), spill: filepath.Clean(cfg.SpillDir)}
+	switch {
+	case cfg.Workspace == "":
+		w.rootErr = errors.New("tools: no workspace configured")
+	case !filepath.IsAbs(cfg.Workspace):
+		w.rootErr = fmt.Errorf("tools: workspace %q is not an absolute path", cfg.Workspace)
+	default:
+		real, err := filepath.EvalSymlinks(w.root)
+		if err != nil {
+			w.rootErr = fmt.Errorf("tools: workspace %s: %w", w.root, err)
+		}
+		w.real = real
+	}
+	return w
+}
+
+// check reports a workspace that cannot be used: a machinery failure.
+func (w *workspace) check() error {
+	if w.rootErr != nil {
+		return w.rootErr
+	}
+	if _, err := os.Stat(w.real); err != nil {
+		return fmt.Errorf("tools: workspace: %w", err)
+	}
+	return nil
+}
+
+// target is a path a tool may use.
+type target struct {
+	abs string // absolute, symlinks resolved: what the tool opens
+	rel string // for messages: slash-separated and relative to the workspace root, or abs outside it
+}
+
+// resolve confines the model's path p and resolves its symlinks.
+//
+// A relative p is taken from the workspace root; an absolute one must lie
+// inside the root (as configured or as resolved). A path that leaves the
+// workspace, lexically or through a symlink, and the protected harness
+// files of any task are refused with a model mistake. With readAccess the
+// spill folder is allowed even outside the workspace. A workspace that is
+// gone is a machinery error.
+func (w *workspace) resolve(p string, a access) (target, error) {
+	if err := w.check(); err != nil {
+		return target{}, err
+	}
+	if strings.TrimSpace(p) == "" {
+		return target{}, mistakef("the path is empty; give a path relative to the workspace root, such as \".\" or \"src/main.go\"")
+	}
+	if strings.ContainsRune(p, 0) {
+		return target{}, mistakef("the path %q contains a NUL byte", p)
+	}
+	var lexical string
+	if filepath.IsAbs(p) {
+		lexical = filepath.Clean(p)
+	} else {
+		lexical = filepath.Join(w.real, p)
+	}
+	// Where the path sits before symlinks are followed.
+	inRoot := false
+	for _, root := range []string{w.real, w.root} {
+		if rel, ok := within(root, lexical); ok {
+			lexical, inRoot = filepath.Join(w.real, rel), true
+			break
+		}
+	}
+	inSpill := !inRoot && a == readAccess && w.inSpill(lexical)
+	if !inRoot && !inSpill {
+		if filepath.IsAbs(p) {
+			return target{}, mistakef("refused: %s is outside the workspace %s; every path must stay inside the workspace", p, w.root)
+		}
+		return target{}, mistakef("refused: %s leaves the workspace through \"..\"; every path must stay inside the workspace", p)
+	}
+	if msg, ok := w.protectedReason(lexical); ok {
+		return target{}, mistakef("refused: %s", msg)
+	}
+
+	real, err := resolveLinks(lexical, 0)
+	if err != nil {
+		return target{}, mistakef("cannot resolve %s: %v", p, err)
+	}
+	rel, inside := within(w.real, real)
+	if !inside && a == readAccess && w.inSpill(real) {
+		inside, rel = true, real
+	}
+	if !inside {
+		return target{}, mistakef("refused: %s resolves through a symbolic link to %s, outside the workspace; every path must stay inside the workspace", p, real)
+	}
+	if msg, ok := w.protectedReason(real); ok {
+		return target{}, mistakef("refused: %s", msg)
+	}
+	return target{abs: real, rel: filepath.ToSlash(rel)}, nil
+}
+
+// inSpill reports whether p is in the spill folder, as configured or with
+// its symlinks resolved.
+func (w *workspace) inSpill(p string) bool {
+	if w.spill == "" || w.spill == "." {
+		return false
+	}
+	if _, ok := within(w.spill, p); ok {
+		return true
+	}
+	real, err := resolveLinks(w.spill, 0)
+	if err != nil {
+		return false
+	}
+	_, ok := within(real, p)
+	return ok
+}
+
+// display is how a path found under the real root is shown to the model.
+func (w *workspace) display(abs string) string {
+	if rel, ok := within(w.real, abs); ok {
+		return filepath.ToSlash(rel)
+	}
+	return abs
+}
+
+// protectedReason reports whether abs, a path under the resolved root, is
+// a protected harness file of some task, and why.
+func (w *workspace) protectedReason(abs string) (string, bool) {
+	rel, ok := within(w.real, abs)
+	if !ok {
+		return "", false
+	}
+	return protectedRel(rel)
+}
+
+// protectedRel reports whether rel, a path relative to the workspace root,
+// names .grub/<any>/<protected file>. Names are compared without regard to
+// case, so that a case-insensitive file system cannot be used around it.
+func protectedRel(rel string) (string, bool) {
+	parts := strings.Split(filepath.ToSlash(rel), "/")
+	if len(parts) != 3 || !strings.EqualFold(parts[0], grubDir) {
+		return "", false
+	}
+	for name, why := range protected {
+		if strings.EqualFold(parts[2], name) {
+			return fmt.Sprintf("%s (%s)", why, strings.Join(parts, "/")), true
+		}
+	}
+	return "", false
+}
+
+// within reports whether p (clean, absolute) is root or under it, and p
+// relative to root.
+func within(root, p string) (string, bool) {
+	rel, err := filepath.Rel(root, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return rel, true
+}
+
+// resolveLinks resolves every symbolic link in p, an absolute clean path,
+// including a last element that is a link to something that does not exist
+// yet; the part of p that does not exist is kept as is.
+func resolveLinks(p string, hops int) (string, error) {
+	if hops > maxLinkHops {
+		return "", errors.New("too many levels of symbolic links")
+	}
+	// The longest prefix of p that exists (without following its last
+	// element), and the names after it.
+	existing, rest := p, ""
+	for {
+		_, err := os.Lstat(existing)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+			return "", err
+		}
+		parent := filepath.Dir(existing)
+		if parent == existing {
+			break
+		}
+		rest = filepath.Join(filepath.Base(existing), rest)
+		existing = parent
+	}
+	real, err := filepath.EvalSymlinks(existing)
+	if err == nil {
+		return filepath.Join(real, rest), nil
+	}
+	// Every element of existing exists, so only its last one can fail to
+	// resolve: a link whose target does not exist (yet). Follow it by hand.
+	fi, lerr := os.Lstat(existing)
+	if lerr != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return "", err
+	}
+	dest, lerr := os.Readlink(existing)
+	if lerr != nil {
+		return "", lerr
+	}
+	parent, perr := filepath.EvalSymlinks(filepath.Dir(existing))
+	if perr != nil {
+		return "", perr
+	}
+	if !filepath.IsAbs(dest) {
+		dest = filepath.Join(parent, dest)
+	}
+	return resolveLinks(filepath.Join(filepath.Clean(dest), rest), hops+1)
+}

@@ -1,0 +1,97 @@
+package tools
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+//go:embed write_file.md
+var writeFileDescription string
+
+// WriteFileParams are the arguments of the write_file tool.
+type WriteFileParams struct {
+	Path    string `json:"path" description:"The file to write, relative to the workspace root; missing parent folders are created."`
+	Content string `json:"content" description:"The complete new content of the file."`
+}
+
+// WriteFileTool writes whole files.
+type WriteFileTool struct{ base }
+
+// NewWriteFileTool returns the write_file tool, confined to cfg.Workspace.
+func NewWriteFileTool(cfg Config) Tool {
+	return &WriteFileTool{base: newBase("write_file", writeFileDescription, WriteFileParams{}, cfg)}
+}
+
+// Run implements Tool.
+func (t *WriteFileTool) Run(ctx context.Context, args json.RawMessage) (Result, error) {
+	text, err := t.run(ctx, args)
+	return finish(t.sp, text, err)
+}
+
+func (t *WriteFileTool) run(ctx context.Context, args json.RawMessage) (string, error) {
+	var p WriteFileParams
+	if err := decodeArgs(args, &p); err != nil {
+		return "", err
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	tg, err := t.ws.resolve(p.Path, writeAccess)
+	if err != nil {
+		return "", err
+	}
+	perm, existed := fs.FileMode(0o644), false
+	fi, err := os.Stat(tg.abs)
+	switch {
+	case err == nil && fi.IsDir():
+		return "", mistakef("%s is a folder; give the path of a file", tg.rel)
+	case err == nil && !fi.Mode().IsRegular():
+		return "", mistakef("%s is not a regular file (%s); write_file replaces regular files only", tg.rel, fi.Mode().Type())
+	case err == nil:
+		perm, existed = fi.Mode().Perm(), true
+	case !errors.Is(err, fs.ErrNotExist):
+		return "", mistakef("cannot write %s: %v", tg.rel, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(tg.abs), 0o755); err != nil {
+		return "", mistakef("cannot create the folder of %s: %v", tg.rel, err)
+	}
+	if err := replaceFile(tg.abs, []byte(p.Content), perm); err != nil {
+		return "", mistakef("cannot write %s: %v", tg.rel, err)
+	}
+	if existed {
+		return fmt.Sprintf("wrote %d bytes to %s (replaced its previous content)", len(p.Content), tg.rel), nil
+	}
+	return fmt.Sprintf("wrote %d bytes to %s (new file)", len(p.Content), tg.rel), nil
+}
+
+// replaceFile writes data to a temporary file next to path and renames it
+// over path, so that no reader sees a half-written file.
+func replaceFile(path string, data []byte, perm fs.FileMode) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if err = f.Chmod(perm); err != nil {
+		return err
+	}
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
