@@ -18,6 +18,7 @@ import (
 
 	"github.com/grub-dev/grub/harness"
 	"github.com/grub-dev/grub/internal/cli"
+	"github.com/grub-dev/grub/internal/fakeagent"
 	"github.com/grub-dev/grub/schemas"
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -28,6 +29,7 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"grub":          func() { os.Exit(cli.Main()) },
 		"grub-testlock": testLockMain,
+		"fakeagent":     func() { os.Exit(fakeagent.Main()) },
 	})
 }
 
@@ -51,6 +53,8 @@ func TestScripts(t *testing.T) {
 			"jsonget":   cmdJSONGet,
 			"validjson": cmdValidJSON,
 			"waitlock":  cmdWaitLock,
+			"waitfile":  cmdWaitFile,
+			"taskid":    cmdTaskID,
 		},
 	})
 }
@@ -193,4 +197,38 @@ func cmdWaitLock(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// cmdWaitFile waits until a file exists in the script's work dir.
+//
+//	waitfile hang.pid
+func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitfile <path>")
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if _, err := os.Stat(ts.MkAbs(args[0])); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("%s did not appear within 60s", args[0])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// cmdTaskID sets $TASK to the id of the most recently updated task in the
+// script's workspace, so that scripts can name files of a task grub created.
+//
+//	taskid
+func cmdTaskID(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: taskid")
+	}
+	store, err := harness.Open(ts.MkAbs("."))
+	ts.Check(err)
+	id, err := store.Resolve("")
+	ts.Check(err)
+	ts.Setenv("TASK", id)
 }

@@ -37,11 +37,7 @@ var taskIDPattern = regexp.MustCompile(`^[0-9a-f]{1,8}$`)
 // function (tests use it to check flag parsing).
 func NewCmdEdit(f *Factory, runF func(*EditOptions) error) *cobra.Command {
 	opts := &EditOptions{IO: f.IO, Store: f.Store, Now: f.Now, Getenv: f.Getenv, Editor: runEditor}
-	var (
-		maxIter, maxFail int
-		tokenBudget      int64
-		timeBudget       time.Duration
-	)
+	var limits limitChangeFlags
 	cmd := &cobra.Command{
 		Use:   `edit [<id>] ["new goal"] [flags]`,
 		Short: "Change a task's goal or limits",
@@ -81,43 +77,18 @@ whole seconds, such as 90s, 45m or 2h. A complete task cannot be edited.`,
 		ValidArgsFunction: completeTaskIDs(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Args = args
-			flags := cmd.Flags()
-			if flags.Changed("max-iter") {
-				if maxIter < 1 {
-					return usageErrorf("--max-iter %d: the iteration limit must be at least 1", maxIter)
-				}
-				opts.Limits.MaxIterations = &maxIter
+			changes, err := limits.changes(cmd)
+			if err != nil {
+				return err
 			}
-			if flags.Changed("max-fail") {
-				if maxFail < 1 {
-					return usageErrorf("--max-fail %d: the consecutive-failure limit must be at least 1", maxFail)
-				}
-				opts.Limits.MaxConsecutiveFailures = &maxFail
-			}
-			if flags.Changed("token-budget") {
-				if tokenBudget < 0 {
-					return usageErrorf("--token-budget %d: the budget cannot be negative; 0 removes it", tokenBudget)
-				}
-				opts.Limits.TokenBudget = &tokenBudget
-			}
-			if flags.Changed("time-budget") {
-				secs, err := wholeSeconds(timeBudget)
-				if err != nil {
-					return &UsageError{Err: fmt.Errorf("--time-budget %s: %w", timeBudget, err)}
-				}
-				opts.Limits.TimeBudgetSeconds = &secs
-			}
+			opts.Limits = changes
 			if runF != nil {
 				return runF(opts)
 			}
 			return editRun(opts)
 		},
 	}
-	fl := cmd.Flags()
-	fl.IntVar(&maxIter, "max-iter", 0, "set the iteration limit (turns in all, the initializer's included)")
-	fl.IntVar(&maxFail, "max-fail", 0, "set the limit of consecutive failed turns")
-	fl.Int64Var(&tokenBudget, "token-budget", 0, "set the token budget (0 = none)")
-	fl.DurationVar(&timeBudget, "time-budget", 0, "set the time budget, e.g. 45m or 2h (0 = none)")
+	limits.register(cmd)
 	return cmd
 }
 

@@ -106,6 +106,8 @@ Exit codes:
 		"run as if grub was started in `dir` (the workspace root that holds .grub/)")
 
 	root.AddCommand(
+		NewCmdStart(f, nil),
+		NewCmdResume(f, nil),
 		NewCmdStatus(f, nil),
 		NewCmdList(f, nil),
 		NewCmdPause(f, nil),

@@ -1,0 +1,118 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/grub-dev/grub/harness"
+)
+
+// ResumeOptions are the inputs of grub resume.
+type ResumeOptions struct {
+	IO    *IOStreams
+	Store func() (*harness.Store, error)
+	Now   func() time.Time
+	Ctx   context.Context
+
+	ID        string
+	Limits    harness.LimitChanges
+	Agent     func(*harness.Agent) error // applies agent flags to the task's settings
+	JSON      bool
+	Heartbeat time.Duration
+}
+
+// NewCmdResume builds grub resume. runF, when not nil, replaces the run
+// function (tests use it to check flag parsing).
+func NewCmdResume(f *Factory, runF func(*ResumeOptions) error) *cobra.Command {
+	opts := &ResumeOptions{IO: f.IO, Store: f.Store, Now: f.Now}
+	var (
+		af     agentFlags
+		limits limitChangeFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "resume [<id>] [flags]",
+		Short: "Continue a task that stopped, optionally with raised limits",
+		Long: `Continue a task that is not complete, in the foreground, exactly where it
+stopped: every counter (iterations, failures, tokens, time) is kept. Without
+<id>, the most recently updated task.
+
+Give new limits to continue a task that ran out of them:
+  grub resume --max-iter 50 --token-budget 5000000
+
+A task that ended failed or blocked has its failure, blocked and
+no-progress counters cleared: resuming it is your decision to try again.
+
+If the previous runner died during a turn (a crash, kill -9, a closed
+laptop), that turn is recorded as "unknown" in the progress log, an agent
+process it left behind is ended first, and the next prompt asks the agent to
+look at the workspace instead of assuming the turn failed.
+
+--agent and --agent-cmd change the task's agent from here on.`,
+		Example: `  grub resume
+  grub resume 0a1b2c3d --max-iter 40
+  grub resume --time-budget 2h --agent-cmd 'my-agent --headless'`,
+		Args:              taskIDArg,
+		ValidArgsFunction: completeTaskIDs(f),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				opts.ID = args[0]
+			}
+			opts.Ctx = cmd.Context()
+			opts.JSON, opts.Heartbeat = af.JSON, af.Progress
+			changes, err := limits.changes(cmd)
+			if err != nil {
+				return err
+			}
+			opts.Limits = changes
+			opts.Agent = func(a *harness.Agent) error { return af.apply(cmd, a) }
+			if runF != nil {
+				return runF(opts)
+			}
+			return resumeRun(opts)
+		},
+	}
+	limits.register(cmd)
+	af.register(cmd)
+	return cmd
+}
+
+func resumeRun(opts *ResumeOptions) error {
+	store, err := opts.Store()
+	if err != nil {
+		return err
+	}
+	id, err := resolveTask(store, opts.ID)
+	if err != nil {
+		return err
+	}
+	st, err := store.LoadState(id)
+	if err != nil {
+		return err
+	}
+	if st.Status == harness.StatusComplete {
+		fmt.Fprintf(opts.IO.ErrOut, "grub: task %s is already complete; nothing to resume\n", id)
+		return nil
+	}
+	agentBefore := st.Agent
+	if err := opts.Agent(&st.Agent); err != nil {
+		return err
+	}
+	if st.Agent != agentBefore {
+		// Changing the agent is a state change: make it under the lock.
+		lock, err := store.Lock(id)
+		if err != nil {
+			return err
+		}
+		st.UpdatedAt = opts.Now().UTC()
+		err = store.SaveState(st)
+		lock.Release()
+		if err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "grub: resuming task %s at iteration %d (%s)\n", id, st.CurrentIteration, st.Status)
+	return runTask(ctxOr(opts.Ctx), runOptions{IO: opts.IO, Store: store, ID: id, Limits: opts.Limits, Now: opts.Now, JSON: opts.JSON, Heartbeat: opts.Heartbeat})
+}

@@ -1,0 +1,160 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/grub-dev/grub/harness"
+)
+
+// StartOptions are the inputs of grub start.
+type StartOptions struct {
+	IO    *IOStreams
+	Store func() (*harness.Store, error)
+	Now   func() time.Time
+	Ctx   context.Context
+
+	Goal      string
+	Locale    string
+	Limits    harness.Limits
+	Agent     harness.Agent
+	JSON      bool
+	Heartbeat time.Duration
+}
+
+// NewCmdStart builds grub start. runF, when not nil, replaces the run
+// function (tests use it to check flag parsing).
+func NewCmdStart(f *Factory, runF func(*StartOptions) error) *cobra.Command {
+	opts := &StartOptions{IO: f.IO, Store: f.Store, Now: f.Now}
+	var (
+		af                       agentFlags
+		timeBudget, turnTimeout  time.Duration
+		initTimeout              time.Duration
+		defaults                 = harness.DefaultLimits()
+		maxIter, maxFail, maxIni int
+		maxBlocked, minF, maxF   int
+		tokenBudget              int64
+	)
+	cmd := &cobra.Command{
+		Use:   `start "<goal>" [flags]`,
+		Short: "Create a task for a goal and run it until it stops",
+		Long: `Create a task for a goal in .grub/<id>/ and run it in the foreground until it
+stops: complete, failed, blocked, out of budget, or paused or stopped by a
+request.
+
+The first turn is the initializer: the agent studies the workspace, plans
+the goal as a list of verifiable features (feature-list.json, between
+--min-features and --max-features) and writes init.sh, a smoke check of the
+project. Every later turn must finish exactly one feature. grub referees each
+turn: it parses the <loop-state> decision at the end of the agent's message,
+restores the feature list if the agent broke its rules, and runs init.sh and
+the feature's verify command before it accepts a feature as passing.
+
+Progress goes to stderr, one line per turn start and end; when the task
+stops, its status is printed on stdout (--json: one JSON object). The exit
+code is that of the final status (see grub --help). Ctrl-C cancels the turn
+and leaves the task paused; grub resume continues it.
+
+Durations are Go durations: 90s, 45m, 2h. --turn-timeout bounds each agent
+turn; --init-timeout bounds each run of init.sh and of a verify command.`,
+		Example: `  grub start "add OAuth login to the API" --agent-cmd 'my-agent --headless'
+  grub start "port the CLI to cobra" --max-iter 40 --token-budget 2000000 --time-budget 3h
+  grub start "修复登录页面" --locale zh --agent-cmd ./agent.sh`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 || strings.TrimSpace(args[0]) == "" {
+				return &UsageError{Err: fmt.Errorf("grub start takes one goal, in quotes: grub start \"add OAuth login to the API\""), Command: cmd.CommandPath()}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Goal = strings.TrimSpace(args[0])
+			opts.Ctx = cmd.Context()
+			opts.JSON, opts.Heartbeat = af.JSON, af.Progress
+			if opts.Locale != "en" && opts.Locale != "zh" {
+				return usageErrorf("--locale %q: use en or zh", opts.Locale)
+			}
+			l := harness.Limits{
+				MaxIterations: maxIter, MaxConsecutiveFailures: maxFail, MaxInitializerFailures: maxIni,
+				MaxBlocked: maxBlocked, TokenBudget: tokenBudget, MinFeatures: minF, MaxFeatures: maxF,
+			}
+			for _, c := range []struct {
+				flag string
+				v    int
+			}{{"max-iter", maxIter}, {"max-fail", maxFail}, {"max-init-fail", maxIni}, {"max-blocked", maxBlocked}, {"min-features", minF}, {"max-features", maxF}} {
+				if c.v < 1 {
+					return usageErrorf("--%s %d: must be at least 1", c.flag, c.v)
+				}
+			}
+			if minF > maxF {
+				return usageErrorf("--min-features %d is above --max-features %d", minF, maxF)
+			}
+			if tokenBudget < 0 {
+				return usageErrorf("--token-budget %d: the budget cannot be negative; 0 means none", tokenBudget)
+			}
+			var err error
+			if l.TimeBudgetSeconds, err = wholeSeconds(timeBudget); err != nil {
+				return usageErrorf("--time-budget %s: %v", timeBudget, err)
+			}
+			for _, d := range []struct {
+				flag string
+				v    time.Duration
+				out  *int64
+			}{{"turn-timeout", turnTimeout, &l.TurnTimeoutSeconds}, {"init-timeout", initTimeout, &l.InitTimeoutSeconds}} {
+				if d.v < time.Second || d.v%time.Second != 0 {
+					return usageErrorf("--%s %s: use whole seconds of at least 1s, e.g. 90s or 30m", d.flag, d.v)
+				}
+				*d.out = int64(d.v / time.Second)
+			}
+			opts.Limits = l
+			if err := af.apply(cmd, &opts.Agent); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return startRun(opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&maxIter, "max-iter", defaults.MaxIterations, "the most turns the task may take, the initializer's included")
+	fl.IntVar(&maxFail, "max-fail", defaults.MaxConsecutiveFailures, "consecutive failed execution turns that end the task as failed")
+	fl.IntVar(&maxIni, "max-init-fail", defaults.MaxInitializerFailures, "consecutive failed initializer turns that end the task as failed")
+	fl.IntVar(&maxBlocked, "max-blocked", defaults.MaxBlocked, "consecutive blocked reports before grub accepts that the task is blocked")
+	fl.Int64Var(&tokenBudget, "token-budget", 0, "tokens the task may spend (input - cached input + output); 0 = no budget")
+	fl.DurationVar(&timeBudget, "time-budget", 0, "wall-clock time the task may run, e.g. 45m or 3h; 0 = no budget")
+	fl.IntVar(&minF, "min-features", defaults.MinFeatures, "the fewest features the initializer may plan")
+	fl.IntVar(&maxF, "max-features", defaults.MaxFeatures, "the most features the initializer may plan")
+	fl.DurationVar(&turnTimeout, "turn-timeout", time.Duration(defaults.TurnTimeoutSeconds)*time.Second, "the longest one agent turn may run before its process group is killed")
+	fl.DurationVar(&initTimeout, "init-timeout", time.Duration(defaults.InitTimeoutSeconds)*time.Second, "the longest init.sh or a verify command may run")
+	fl.StringVar(&opts.Locale, "locale", "en", "language of the prompts: en or zh")
+	af.register(cmd)
+	return cmd
+}
+
+func startRun(opts *StartOptions) error {
+	store, err := opts.Store()
+	if err != nil {
+		return err
+	}
+	now := opts.Now().UTC()
+	st := &harness.State{
+		Goal: opts.Goal, Locale: opts.Locale, Status: harness.StatusRunning, Phase: harness.PhaseInitializer,
+		CreatedAt: now, UpdatedAt: now, Limits: opts.Limits, Agent: opts.Agent,
+	}
+	if err := store.Create(st); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "grub: task %s created in %s\n", st.ID, store.Rel(store.Dir(st.ID)))
+	return runTask(ctxOr(opts.Ctx), runOptions{IO: opts.IO, Store: store, ID: st.ID, Now: opts.Now, JSON: opts.JSON, Heartbeat: opts.Heartbeat})
+}
+
+func ctxOr(ctx context.Context) context.Context {
+	if ctx == nil {
+		return context.Background()
+	}
+	return ctx
+}
