@@ -220,6 +220,7 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 
 // cmdTaskID sets $TASK to the id of the most recently updated task in the
 // script's workspace, so that scripts can name files of a task grub created.
+// It waits for a task to appear, for a grub start running in the background.
 //
 //	taskid
 func cmdTaskID(ts *testscript.TestScript, neg bool, args []string) {
@@ -228,7 +229,16 @@ func cmdTaskID(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	store, err := harness.Open(ts.MkAbs("."))
 	ts.Check(err)
-	id, err := store.Resolve("")
-	ts.Check(err)
-	ts.Setenv("TASK", id)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		id, err := store.Resolve("")
+		if err == nil {
+			ts.Setenv("TASK", id)
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("no task appeared within 60s: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
