@@ -1,0 +1,476 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/grub-dev/grub/agent/tools"
+	"github.com/grub-dev/grub/internal/llm"
+	"github.com/grub-dev/grub/prompts"
+)
+
+// Defaults and fixed rules of the built-in agent.
+const (
+	// DefaultMaxRequests is the per-turn cap on model requests.
+	DefaultMaxRequests = 64
+	// DefaultContextWindow is the model's context window, in tokens.
+	DefaultContextWindow = 128000
+	// RepeatLimit is how often the same tool call may return the same
+	// result in one turn; reaching it ends the turn as a failure.
+	RepeatLimit = 3
+	// contextPressurePercent is the share of the context window above
+	// which old large tool results are replaced by a stub in the request.
+	contextPressurePercent = 80
+	// elideMinBytes is the smallest tool result worth replacing by a stub.
+	elideMinBytes = 1024
+)
+
+//go:embed system.md
+var systemPrompt string
+
+// SystemPrompt is the built-in agent's system prompt: the same bytes in
+// every request of every turn, so that provider prompt caches hit.
+func SystemPrompt() string { return systemPrompt }
+
+// Completer sends one chat-completions request; *llm.Client is one.
+type Completer interface {
+	Complete(ctx context.Context, req llm.Request) (llm.Response, error)
+}
+
+// OpenAIConfig configures the built-in agent.
+type OpenAIConfig struct {
+	// Client talks to the model.
+	Client Completer
+	// Tools are offered to the model in this order. Nil means the standard
+	// tools (tools.All) built for each turn's workspace and harness folder
+	// with tools.DefaultConfig.
+	Tools []tools.Tool
+	// MaxRequests caps model requests per turn; zero means
+	// DefaultMaxRequests.
+	MaxRequests int
+	// ContextWindow is the model's context window in tokens; zero means
+	// DefaultContextWindow.
+	ContextWindow int
+	// Now stamps transcript entries; nil means time.Now.
+	Now func() time.Time
+}
+
+// OpenAI is the `openai` backend (DESIGN.md section 7): grub's own tool
+// loop over an OpenAI-compatible chat-completions model.
+//
+// Each turn starts a fresh conversation: the embedded system prompt and the
+// turn's prompt as the user message. The model is called, the tools it asks
+// for are run in order and their results appended, until it answers without
+// tool calls; that answer is the turn's final message. The system prompt
+// and the tool definitions are the same bytes in every request of every
+// turn; everything that changes goes in the user message.
+//
+// A turn also ends:
+//   - with an error after MaxRequests requests without a final answer;
+//   - with an error when the same tool call gets the same result
+//     RepeatLimit times;
+//   - when Turn.TokenBudgetLeft is spent, checked before each request:
+//     one wrap-up request (prompts.RenderWrapUp) is made, tools still
+//     offered but any tool call in its reply ignored, and its text returned
+//     with an error wrapping ErrBudgetSpent;
+//   - with an error wrapping ErrUsageLimited when the provider's quota is
+//     exhausted, ErrTimeout when Turn.Timeout expires, or the context's
+//     error when ctx is cancelled (running tools get the same context);
+//   - with an error when a tool fails as machinery (not a model mistake)
+//     or the transcript cannot be written.
+//
+// When a request's estimated size (one token per four bytes) exceeds 80 %
+// of ContextWindow, the oldest large tool results are replaced in the
+// request by a stub pointing at the transcript, newest kept; a result
+// once stubbed stays stubbed for the rest of the turn, so the request
+// prefix stays stable.
+//
+// Everything is recorded in the turn's transcript (TranscriptPath). The
+// Result carries the usage and any text so far, whatever the error.
+type OpenAI struct {
+	cfg OpenAIConfig
+}
+
+// NewOpenAI returns the built-in agent.
+func NewOpenAI(cfg OpenAIConfig) *OpenAI {
+	if cfg.MaxRequests <= 0 {
+		cfg.MaxRequests = DefaultMaxRequests
+	}
+	if cfg.ContextWindow <= 0 {
+		cfg.ContextWindow = DefaultContextWindow
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &OpenAI{cfg: cfg}
+}
+
+// errTurnTimeout is the cause of a turn context that hit Turn.Timeout.
+var errTurnTimeout = errors.New("turn timeout")
+
+// RunTurn runs one turn; see OpenAI.
+func (o *OpenAI) RunTurn(ctx context.Context, t Turn) (Result, error) {
+	if o.cfg.Client == nil {
+		return Result{}, errors.New("openai agent: no model client configured")
+	}
+	toolList := o.cfg.Tools
+	if toolList == nil {
+		var err error
+		toolList, err = tools.All(tools.DefaultConfig(t.Workspace, t.HarnessDir))
+		if err != nil {
+			return Result{}, fmt.Errorf("openai agent: %w", err)
+		}
+	}
+	byName := make(map[string]tools.Tool, len(toolList))
+	defs := make([]llm.ToolDef, 0, len(toolList))
+	for _, tl := range toolList {
+		if _, dup := byName[tl.Name()]; dup {
+			return Result{}, fmt.Errorf("openai agent: two tools are named %q", tl.Name())
+		}
+		byName[tl.Name()] = tl
+		defs = append(defs, llm.ToolDef{Name: tl.Name(), Description: tl.Description(), Parameters: tl.Parameters()})
+	}
+
+	if t.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, t.Timeout, errTurnTimeout)
+		defer cancel()
+	}
+	tr, err := openTranscript(t.HarnessDir, t.Iteration, o.cfg.Now)
+	if err != nil {
+		return Result{}, fmt.Errorf("openai agent: %w", err)
+	}
+	r := &turnRun{
+		cfg:     o.cfg,
+		turn:    t,
+		tools:   byName,
+		names:   toolNames(toolList),
+		defs:    defs,
+		tr:      tr,
+		stubRef: stubRef(t, tr.path),
+		msgs: []llm.Message{
+			{Role: llm.RoleSystem, Content: systemPrompt},
+			{Role: llm.RoleUser, Content: t.Prompt},
+		},
+		elided:  map[int]bool{},
+		spills:  map[int]string{},
+		repeats: map[string]int{},
+	}
+	res, err := r.run(ctx)
+	if err != nil {
+		if werr := tr.write(TranscriptEntry{Type: EntryError, Error: err.Error()}, false); werr != nil {
+			err = errors.Join(err, werr)
+		}
+	}
+	if cerr := tr.close(); cerr != nil && err == nil {
+		err = fmt.Errorf("openai agent: %w", cerr)
+	}
+	res.Transcript = tr.path
+	return res, err
+}
+
+// turnRun is the state of one turn.
+type turnRun struct {
+	cfg     OpenAIConfig
+	turn    Turn
+	tools   map[string]tools.Tool
+	names   string
+	defs    []llm.ToolDef
+	tr      *transcript
+	stubRef string // how a stub names the transcript
+
+	msgs     []llm.Message
+	elided   map[int]bool   // indexes of tool messages stubbed in requests
+	spills   map[int]string // spill paths of tool messages
+	repeats  map[string]int // tool call + result -> count
+	usage    Usage
+	requests int // model requests made, successful or not
+}
+
+func (r *turnRun) run(ctx context.Context) (Result, error) {
+	for {
+		if ctx.Err() != nil {
+			return r.result(""), r.ctxErr(ctx)
+		}
+		if left := r.turn.TokenBudgetLeft; left > 0 && r.tokensUsed() >= left {
+			return r.wrapUp(ctx)
+		}
+		if r.requests >= r.cfg.MaxRequests {
+			return r.result(""), fmt.Errorf("request cap reached: %d model requests in this turn without a final answer (raise --max-requests, or ask for smaller steps)", r.cfg.MaxRequests)
+		}
+		resp, err := r.request(ctx, false)
+		if err != nil {
+			return r.result(""), err
+		}
+		msg := resp.Message
+		if len(msg.ToolCalls) == 0 {
+			if err := r.tr.write(TranscriptEntry{Type: EntryFinal, Text: msg.Content}, true); err != nil {
+				return r.result(msg.Content), err
+			}
+			return r.result(msg.Content), nil
+		}
+		for i := range msg.ToolCalls {
+			if msg.ToolCalls[i].ID == "" {
+				msg.ToolCalls[i].ID = fmt.Sprintf("call_%d_%d", r.requests, i)
+			}
+		}
+		r.msgs = append(r.msgs, msg)
+		for _, call := range msg.ToolCalls {
+			if ctx.Err() != nil {
+				return r.result(""), r.ctxErr(ctx)
+			}
+			if err := r.runTool(ctx, call); err != nil {
+				return r.result(""), err
+			}
+		}
+	}
+}
+
+// tokensUsed is the turn's spend by the budget rule: input - cached input
+// + output.
+func (r *turnRun) tokensUsed() int64 {
+	return r.usage.InputTokens - r.usage.CachedInputTokens + r.usage.OutputTokens
+}
+
+func (r *turnRun) result(final string) Result {
+	return Result{FinalMessage: final, Usage: r.usage}
+}
+
+// ctxErr explains why ctx ended.
+func (r *turnRun) ctxErr(ctx context.Context) error {
+	if errors.Is(context.Cause(ctx), errTurnTimeout) {
+		return fmt.Errorf("%w: the turn ran longer than %s", ErrTimeout, r.turn.Timeout)
+	}
+	return fmt.Errorf("turn cancelled: %w", context.Cause(ctx))
+}
+
+// request sends the conversation to the model and records the reply's
+// usage.
+func (r *turnRun) request(ctx context.Context, wrapUp bool) (llm.Response, error) {
+	msgs, elided := r.view()
+	r.requests++
+	n := r.requests
+	resp, err := r.cfg.Client.Complete(ctx, llm.Request{Messages: msgs, Tools: r.defs})
+	if err != nil {
+		werr := r.tr.write(TranscriptEntry{Type: EntryRequest, N: n, Retries: resp.Retries, WrapUp: wrapUp, Elided: elided, Error: err.Error()}, false)
+		switch {
+		case ctx.Err() != nil:
+			err = r.ctxErr(ctx)
+		case errors.Is(err, llm.ErrQuota):
+			err = fmt.Errorf("%w: %v", ErrUsageLimited, err)
+		default:
+			err = fmt.Errorf("model request %d: %w", n, err)
+		}
+		return resp, errors.Join(err, werr)
+	}
+	u := resp.Usage
+	r.usage = r.usage.Add(Usage{
+		InputTokens:       u.Prompt,
+		CachedInputTokens: u.CachedPrompt,
+		OutputTokens:      u.Completion,
+		Requests:          1,
+		Estimated:         u.Estimated,
+	})
+	err = r.tr.write(TranscriptEntry{
+		Type: EntryRequest, N: n,
+		InputTokens: u.Prompt, CachedInputTokens: u.CachedPrompt, OutputTokens: u.Completion, Estimated: u.Estimated,
+		Retries: resp.Retries, FinishReason: resp.FinishReason, ToolCalls: len(resp.Message.ToolCalls),
+		WrapUp: wrapUp, Elided: elided, Text: resp.Message.Content,
+	}, false)
+	return resp, err
+}
+
+// wrapUp makes the one request that ends a turn whose token budget is
+// spent.
+func (r *turnRun) wrapUp(ctx context.Context) (Result, error) {
+	used, left := r.tokensUsed(), r.turn.TokenBudgetLeft
+	spent := fmt.Errorf("%w: this turn used %d tokens and the task had %d left", ErrBudgetSpent, used, left)
+	locale := r.turn.Locale
+	if locale == "" {
+		locale = "en"
+	}
+	reason := "The token budget of this task is spent."
+	if locale == "zh" {
+		reason = "本任务的 token 预算已用完。"
+	}
+	text, err := prompts.RenderWrapUp(prompts.WrapUp{Locale: locale, Reason: reason})
+	if err != nil {
+		return r.result(""), errors.Join(spent, err)
+	}
+	r.msgs = append(r.msgs, llm.Message{Role: llm.RoleUser, Content: text})
+	resp, err := r.request(ctx, true)
+	if err != nil {
+		if errors.Is(err, ErrUsageLimited) || errors.Is(err, ErrTimeout) || ctx.Err() != nil {
+			return r.result(""), err
+		}
+		return r.result(""), fmt.Errorf("%w (the wrap-up request failed: %v)", spent, err)
+	}
+	final := resp.Message.Content
+	if err := r.tr.write(TranscriptEntry{Type: EntryFinal, Text: final}, true); err != nil {
+		return r.result(final), errors.Join(spent, err)
+	}
+	return r.result(final), spent
+}
+
+// runTool runs one call and appends its result to the conversation. It
+// returns an error when the turn must end.
+func (r *turnRun) runTool(ctx context.Context, call llm.ToolCall) error {
+	if err := r.tr.write(TranscriptEntry{Type: EntryToolCall, ID: call.ID, Name: call.Name, Arguments: call.Arguments}, true); err != nil {
+		return err
+	}
+	args := strings.TrimSpace(call.Arguments)
+	if args == "" {
+		args = "{}"
+	}
+	var res tools.Result
+	tool, ok := r.tools[call.Name]
+	switch {
+	case !ok:
+		res = tools.Result{IsError: true, Text: fmt.Sprintf("error: there is no tool named %q; the tools are %s", call.Name, r.names)}
+	case !json.Valid([]byte(args)):
+		res = tools.Result{IsError: true, Text: fmt.Sprintf("error: the arguments of %s are not valid JSON; send one JSON object that matches the tool's parameters", call.Name)}
+	default:
+		var err error
+		res, err = tool.Run(ctx, json.RawMessage(args))
+		if err != nil {
+			if ctx.Err() != nil {
+				return r.ctxErr(ctx)
+			}
+			return fmt.Errorf("tool %s failed (call %s): %w", call.Name, call.ID, err)
+		}
+	}
+	text := res.Text
+	if text == "" {
+		text = "(no output)"
+	}
+	r.msgs = append(r.msgs, llm.Message{Role: llm.RoleTool, ToolCallID: call.ID, Name: call.Name, Content: text})
+	if res.SpillPath != "" {
+		r.spills[len(r.msgs)-1] = res.SpillPath
+	}
+	if err := r.tr.write(TranscriptEntry{
+		Type: EntryToolResult, ID: call.ID, Name: call.Name, IsError: res.IsError,
+		Bytes: len(res.Text), Text: res.Text, SpillPath: res.SpillPath,
+	}, false); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return r.ctxErr(ctx)
+	}
+	key := call.Name + "\x00" + compactJSON(args) + "\x00" + fmt.Sprint(res.IsError) + "\x00" + res.Text
+	r.repeats[key]++
+	if n := r.repeats[key]; n >= RepeatLimit {
+		return fmt.Errorf("repeated call: the model called %s with the same arguments %s %d times and got the same result each time", call.Name, clip(args, 200), n)
+	}
+	return nil
+}
+
+// view returns the conversation as it is sent: tool results stubbed where
+// the context is under pressure. It also returns how many are stubbed.
+func (r *turnRun) view() ([]llm.Message, int) {
+	r.elideUnderPressure()
+	out := append([]llm.Message(nil), r.msgs...)
+	for i := range r.elided {
+		out[i].Content = r.stub(i)
+	}
+	return out, len(r.elided)
+}
+
+// elideUnderPressure marks the oldest large tool results as stubbed until
+// the estimated request fits in contextPressurePercent of the context
+// window. The results of the latest tool calls are kept.
+func (r *turnRun) elideUnderPressure() {
+	limit := int64(r.cfg.ContextWindow) * contextPressurePercent / 100
+	chars := 0
+	for _, d := range r.defs {
+		chars += len(d.Name) + len(d.Description) + len(d.Parameters)
+	}
+	for i, m := range r.msgs {
+		if r.elided[i] {
+			chars += len(r.stub(i))
+		} else {
+			chars += llm.MessageChars(m)
+		}
+	}
+	if llm.EstimateTokens(chars) <= limit {
+		return
+	}
+	latest := len(r.msgs)
+	for i := len(r.msgs) - 1; i >= 0; i-- {
+		if r.msgs[i].Role == llm.RoleAssistant {
+			latest = i
+			break
+		}
+	}
+	for i := 0; i < latest && llm.EstimateTokens(chars) > limit; i++ {
+		m := r.msgs[i]
+		if m.Role != llm.RoleTool || r.elided[i] || len(m.Content) < elideMinBytes {
+			continue
+		}
+		r.elided[i] = true
+		chars += len(r.stub(i)) - len(m.Content)
+	}
+}
+
+// stub is what replaces an elided tool result.
+func (r *turnRun) stub(i int) string {
+	m := r.msgs[i]
+	s := fmt.Sprintf("[output elided to save context; see transcript %s, tool call %s", r.stubRef, m.ToolCallID)
+	if p := r.spills[i]; p != "" {
+		s += ", full output in " + p
+	}
+	return s + "]"
+}
+
+// stubRef names the transcript for the model: relative to the workspace
+// when it is inside it.
+func stubRef(t Turn, path string) string {
+	if path == "" {
+		return fmt.Sprintf("turns/%04d.jsonl", t.Iteration)
+	}
+	if t.Workspace != "" {
+		if rel, err := filepath.Rel(t.Workspace, path); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return path
+}
+
+func toolNames(ts []tools.Tool) string {
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = t.Name()
+	}
+	if len(names) == 0 {
+		return "(none)"
+	}
+	return strings.Join(names, ", ")
+}
+
+// compactJSON removes insignificant space from valid JSON, so that calls
+// differing only in spacing count as the same.
+func compactJSON(s string) string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(s)); err != nil {
+		return s
+	}
+	return b.String()
+}
+
+// clip shortens s to at most n bytes, on a rune boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,668 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/grub-dev/grub/agent/tools"
+	"github.com/grub-dev/grub/internal/llm"
+	"github.com/grub-dev/grub/internal/llm/llmtest"
+	"github.com/grub-dev/grub/loopstate"
+)
+
+// fakeTool is a tool whose behaviour a test chooses.
+type fakeTool struct {
+	name string
+	run  func(ctx context.Context, args json.RawMessage) (tools.Result, error)
+}
+
+func (f *fakeTool) Name() string        { return f.name }
+func (f *fakeTool) Description() string { return "A test tool named " + f.name + "." }
+func (f *fakeTool) Parameters() json.RawMessage {
+	return json.RawMessage(`{"type":"object","properties":{"x":{"type":"string"}}}`)
+}
+func (f *fakeTool) Run(ctx context.Context, args json.RawMessage) (tools.Result, error) {
+	return f.run(ctx, args)
+}
+
+// echoTool answers with its arguments.
+func echoTool(name string) *fakeTool {
+	return &fakeTool{name: name, run: func(_ context.Context, args json.RawMessage) (tools.Result, error) {
+		return tools.Result{Text: name + " got " + string(args)}, nil
+	}}
+}
+
+// newClient is a real llm.Client for srv that never sleeps between retries.
+func newClient(t *testing.T, srv *llmtest.Server) *llm.Client {
+	t.Helper()
+	c, err := llm.New(llm.Config{
+		BaseURL:        srv.URL(),
+		Model:          "fake-model",
+		RequestTimeout: 500 * time.Millisecond,
+		Backoff:        func(int) time.Duration { return time.Millisecond },
+		Sleep:          func(ctx context.Context, _ time.Duration) error { return ctx.Err() },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// newTurn returns a turn in a fresh workspace with a harness folder.
+func newTurn(t *testing.T, iteration int, prompt string) Turn {
+	t.Helper()
+	ws := t.TempDir()
+	hd := filepath.Join(ws, ".grub", "0123abcd")
+	if err := os.MkdirAll(hd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return Turn{
+		TaskID: "0123abcd", Iteration: iteration, Phase: "execution", Prompt: prompt,
+		Workspace: ws, HarnessDir: hd, Locale: "en", Timeout: time.Minute,
+	}
+}
+
+func u(prompt, cached, completion int) *llmtest.Usage {
+	return &llmtest.Usage{Prompt: prompt, Cached: cached, Completion: completion}
+}
+
+const finalMessage = "Done.\n<loop-state>{\"status\":\"continue\",\"summary\":\"edited greet.txt and checked it\",\"nextStep\":\"implement the next feature\",\"feature\":\"greeting\"}</loop-state>"
+
+// TestOpenAIMultiStepTurn drives the real tools: the model reads a file,
+// edits it, runs a command and ends with a loop-state block.
+func TestOpenAIMultiStepTurn(t *testing.T) {
+	turn := newTurn(t, 7, "Make greet.txt say hello, world.")
+	if err := os.WriteFile(filepath.Join(turn.Workspace, "greet.txt"), []byte("hello, moon\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := llmtest.Start(t,
+		llmtest.Calls(u(1000, 0, 20), llmtest.Call("read_file", map[string]any{"path": "greet.txt"})),
+		llmtest.Calls(u(1100, 900, 30), llmtest.Call("edit_file", map[string]any{"path": "greet.txt", "old_string": "moon", "new_string": "world"})),
+		llmtest.Calls(u(1200, 1000, 25), llmtest.Call("shell", map[string]any{"command": "cat greet.txt && echo checked >&2"})),
+		llmtest.Text(finalMessage, u(1300, 1100, 60)),
+	)
+	ag := NewOpenAI(OpenAIConfig{Client: newClient(t, srv)})
+	res, err := ag.RunTurn(context.Background(), turn)
+	if err != nil {
+		t.Fatalf("RunTurn: %v", err)
+	}
+	d, err := loopstate.Parse(res.FinalMessage)
+	if err != nil || d.Status != "continue" || d.Feature != "greeting" {
+		t.Fatalf("final message does not carry the loop-state: %+v, %v", d, err)
+	}
+	got, err := os.ReadFile(filepath.Join(turn.Workspace, "greet.txt"))
+	if err != nil || string(got) != "hello, world\n" {
+		t.Fatalf("greet.txt = %q, %v; want the edit applied", got, err)
+	}
+	want := Usage{InputTokens: 4600, CachedInputTokens: 3000, OutputTokens: 135, Requests: 4}
+	if res.Usage != want {
+		t.Errorf("usage = %+v, want %+v", res.Usage, want)
+	}
+
+	reqs := srv.Requests()
+	if len(reqs) != 4 {
+		t.Fatalf("%d requests, want 4", len(reqs))
+	}
+	// Each request carries the conversation so far: the read result holds
+	// the file, the shell result the edited text.
+	last := reqs[3].Decoded
+	if len(last) != 8 {
+		t.Fatalf("last request has %d messages, want system, user and 3 × (call, result)", len(last))
+	}
+	if last[0].Role != "system" || last[0].Content != SystemPrompt() || last[1].Role != "user" || last[1].Content != turn.Prompt {
+		t.Errorf("conversation does not start with the system prompt and the turn prompt: %+v", last[:2])
+	}
+	for i, wantIn := range map[int]string{3: "hello, moon", 7: "hello, world"} {
+		if last[i].Role != "tool" || !strings.Contains(last[i].Content, wantIn) {
+			t.Errorf("message %d = %+v, want a tool result containing %q", i, last[i], wantIn)
+		}
+		if last[i].ToolCallID != last[i-1].ToolCalls[0].ID {
+			t.Errorf("message %d answers %q, want %q", i, last[i].ToolCallID, last[i-1].ToolCalls[0].ID)
+		}
+	}
+
+	if res.Transcript != TranscriptPath(turn.HarnessDir, 7) || !strings.HasSuffix(res.Transcript, filepath.Join("turns", "0007.jsonl")) {
+		t.Errorf("transcript = %q", res.Transcript)
+	}
+	entries, err := ReadTranscript(res.Transcript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, e := range entries {
+		kinds = append(kinds, e.Type)
+	}
+	wantKinds := "request tool_call tool_result request tool_call tool_result request tool_call tool_result request final"
+	if strings.Join(kinds, " ") != wantKinds {
+		t.Errorf("transcript kinds = %v, want %s", kinds, wantKinds)
+	}
+	if e := entries[1]; e.Name != "read_file" || e.Arguments != `{"path":"greet.txt"}` || e.ID == "" {
+		t.Errorf("tool_call entry = %+v", e)
+	}
+	if e := entries[3]; e.InputTokens != 1100 || e.CachedInputTokens != 900 || e.OutputTokens != 30 || e.N != 2 {
+		t.Errorf("request entry = %+v", e)
+	}
+	if e := entries[len(entries)-1]; e.Text != finalMessage {
+		t.Errorf("final entry = %+v", e)
+	}
+}
+
+// TestOpenAIRetriesCounted checks that every fault the client retries ends
+// in one successful request whose retries are in the transcript.
+func TestOpenAIRetriesCounted(t *testing.T) {
+	srv := llmtest.Start(t,
+		llmtest.Step{Fault: llmtest.RateLimit, RetryAfter: "1"},
+		llmtest.Step{Fault: llmtest.ServerError},
+		llmtest.Step{Fault: llmtest.Slow},
+		llmtest.Step{Fault: llmtest.Drop},
+		llmtest.Step{Fault: llmtest.EmptyChoices},
+		llmtest.Text(finalMessage, u(10, 0, 5)),
+	)
+	turn := newTurn(t, 1, "go")
+	res, err := NewOpenAI(OpenAIConfig{Client: newClient(t, srv), Tools: []tools.Tool{}}).RunTurn(context.Background(), turn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Usage != (Usage{InputTokens: 10, OutputTokens: 5, Requests: 1}) {
+		t.Errorf("usage = %+v", res.Usage)
+	}
+	entries, err := ReadTranscript(res.Transcript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 2 || entries[0].Type != EntryRequest || entries[0].Retries != 5 {
+		t.Errorf("transcript = %+v, want one request with 5 retries and the final", entries)
+	}
+}
+
+func TestOpenAIQuotaEndsUsageLimited(t *testing.T) {
+	srv := llmtest.Start(t,
+		llmtest.Calls(u(100, 0, 10), llmtest.Call("echo", `{"x":"1"}`)),
+		llmtest.Step{Fault: llmtest.Quota},
+	)
+	res, err := NewOpenAI(OpenAIConfig{Client: newClient(t, srv), Tools: []tools.Tool{echoTool("echo")}}).
+		RunTurn(context.Background(), newTurn(t, 1, "go"))
+	if !errors.Is(err, ErrUsageLimited) {
+		t.Fatalf("err = %v, want ErrUsageLimited", err)
+	}
+	if res.Usage != (Usage{InputTokens: 100, OutputTokens: 10, Requests: 1}) {
+		t.Errorf("usage = %+v, want the first request's", res.Usage)
+	}
+}
+
+func TestOpenAIPermanentErrorEndsTurn(t *testing.T) {
+	srv := llmtest.Start(t, llmtest.Step{Fault: llmtest.Status, Status: 401, Message: "bad key"})
+	_, err := NewOpenAI(OpenAIConfig{Client: newClient(t, srv), Tools: []tools.Tool{}}).
+		RunTurn(context.Background(), newTurn(t, 1, "go"))
+	if err == nil || errors.Is(err, ErrUsageLimited) || !strings.Contains(err.Error(), "OPENAI_API_KEY") {
+		t.Fatalf("err = %v, want a failure telling to check OPENAI_API_KEY", err)
+	}
+}
+
+func TestOpenAIUsage(t *testing.T) {
+	tests := []struct {
+		name  string
+		steps []llmtest.Step
+		want  Usage
+	}{
+		{"reported with cached tokens", []llmtest.Step{
+			llmtest.Calls(u(12345, 12000, 77), llmtest.Call("echo", `{"x":"a"}`)),
+			llmtest.Calls(u(13000, 12288, 101), llmtest.Call("echo", `{"x":"b"}`)),
+			llmtest.Text("end", u(13500, 12800, 9)),
+		}, Usage{InputTokens: 38845, CachedInputTokens: 37088, OutputTokens: 187, Requests: 3}},
+		{"one request without usage", []llmtest.Step{
+			llmtest.Calls(u(500, 100, 10), llmtest.Call("echo", `{"x":"a"}`)),
+			llmtest.Text("end", nil),
+		}, Usage{}}, // checked below: estimated
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := llmtest.Start(t, tt.steps...)
+			res, err := NewOpenAI(OpenAIConfig{Client: newClient(t, srv), Tools: []tools.Tool{echoTool("echo")}}).
+				RunTurn(context.Background(), newTurn(t, 1, "go"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.want != (Usage{}) {
+				if res.Usage != tt.want {
+					t.Errorf("usage = %+v, want %+v", res.Usage, tt.want)
+				}
+				return
+			}
+			if !res.Usage.Estimated || res.Usage.InputTokens <= 500 || res.Usage.CachedInputTokens != 100 || res.Usage.OutputTokens != 11 || res.Usage.Requests != 2 {
+				t.Errorf("usage = %+v, want 500 reported input plus an estimate, 100 cached, 10+1 output, estimated", res.Usage)
+			}
+		})
+	}
+}
+
+func TestOpenAITokenBudgetWrapUp(t *testing.T) {
+	tests := []struct {
+		name         string
+		wrapUp       llmtest.Step
+		wantFinal    string
+		wantToolRuns int32
+	}{
+		{"text reply", llmtest.Text(finalMessage, u(2000, 1500, 50)), finalMessage, 1},
+		{"tool calls in the wrap-up reply are ignored", llmtest.Step{
+			Content: "summary", ToolCalls: []llmtest.ToolCall{llmtest.Call("count", `{"x":"again"}`)}, Usage: u(2000, 1500, 50),
+		}, "summary", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var runs atomic.Int32
+			count := &fakeTool{name: "count", run: func(context.Context, json.RawMessage) (tools.Result, error) {
+				runs.Add(1)
+				return tools.Result{Text: "counted"}, nil
+			}}
+			srv := llmtest.Start(t,
+				// 800 - 100 + 400 = 1100 tokens: over the 1000 left.
+				llmtest.Calls(u(800, 100, 400), llmtest.Call("count", `{"x":"1"}`)),
+				tt.wrapUp,
+			)
+			turn := newTurn(t, 3, "go")
+			turn.TokenBudgetLeft = 1000
+			res, err := NewOpenAI(OpenAIConfig{Client: newClient(t, srv), Tools: []tools.Tool{count}}).RunTurn(context.Background(), turn)
+			if !errors.Is(err, ErrBudgetSpent) {
+				t.Fatalf("err = %v, want ErrBudgetSpent", err)
+			}
+			if res.FinalMessage != tt.wantFinal {
+				t.Errorf("final = %q, want %q", res.FinalMessage, tt.wantFinal)
+			}
+			if runs.Load() != tt.wantToolRuns {
+				t.Errorf("tool ran %d times, want %d", runs.Load(), tt.wantToolRuns)
+			}
+			want := Usage{InputTokens: 2800, CachedInputTokens: 1600, OutputTokens: 450, Requests: 2}
+			if res.Usage != want {
+				t.Errorf("usage = %+v, want %+v", res.Usage, want)
+			}
+			reqs := srv.Requests()
+			if len(reqs) != 2 {
+				t.Fatalf("%d requests, want exactly one wrap-up after the first", len(reqs))
+			}
+			msgs := reqs[1].Decoded
+			if m := msgs[len(msgs)-1]; m.Role != "user" || !strings.Contains(m.Content, "stop working now") || !strings.Contains(m.Content, "token budget") {
+				t.Errorf("wrap-up message = %+v", m)
+			}
+			if !bytes.Equal(reqs[0].Tools, reqs[1].Tools) {
+				t.Error("the wrap-up request changed the tool definitions")
+			}
+			entries, err := ReadTranscript(res.Transcript)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e := entries[len(entries)-3]; e.Type != EntryRequest || !e.WrapUp {
+				t.Errorf("transcript entry %+v, want the wrap-up request", e)
+			}
+		})
+	}
+}
+
+func TestOpenAINoBudgetNoWrapUp(t *testing.T) {
+	srv := llmtest.Start(t,
+		llmtest.Calls(u(800, 100, 400), llmtest.Call("echo", `{"x":"1"}`)),
+		llmtest.Text("end", u(900, 100, 400)),
+	)
+	turn := newTurn(t, 1, "go")
+	turn.TokenBudgetLeft = 1101 // 1100 used after the first request: one more request is allowed
+	res, err := NewOpenAI(OpenAIConfig{Client: newClient(t, srv), Tools: []tools.Tool{echoTool("echo")}}).RunTurn(context.Background(), turn)
+	if err != nil || res.FinalMessage != "end" {
+		t.Fatalf("RunTurn = %q, %v", res.FinalMessage, err)
+	}
+}
+
+func TestOpenAIRequestCap(t *testing.T) {
+	var steps []llmtest.Step
+	for i := range 3 {
+		steps = append(steps, llmtest.Calls(nil, llmtest.Call("echo", fmt.Sprintf(`{"x":"%d"}`, i))))
+	}
+	srv := llmtest.Start(t, steps...)
+	res, err := NewOpenAI(OpenAIConfig{Client: newClient(t, srv), Tools: []tools.Tool{echoTool("echo")}, MaxRequests: 3}).
+		RunTurn(context.Background(), newTurn(t, 1, "go"))
+	if err == nil || !strings.Contains(err.Error(), "request cap reached") {
+		t.Fatalf("err = %v, want request cap reached", err)
+	}
+	if res.Usage.Requests != 3 || len(srv.Requests()) != 3 {
+		t.Errorf("requests = %d (server saw %d), want 3", res.Usage.Requests, len(srv.Requests()))
+	}
+}
+
+func TestOpenAIRepeatedCalls(t *testing.T) {
+	tests := []struct {
+		name      string
+		args      []string
+		result    func(n int32) string
+		wantError bool
+	}{
+		{"same call, same result", []string{`{"x":"a"}`, `{"x":"a"}`, `{ "x": "a" }`}, func(int32) string { return "same" }, true},
+		{"same call, new result each time", []string{`{"x":"a"}`, `{"x":"a"}`, `{"x":"a"}`}, func(n int32) string { return fmt.Sprint("run ", n) }, false},
+		{"different calls", []string{`{"x":"a"}`, `{"x":"b"}`, `{"x":"a"}`}, func(int32) string { return "same" }, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var runs atomic.Int32
+			tool := &fakeTool{name: "probe", run: func(context.Context, json.RawMessage) (tools.Result, error) {
+				return tools.Result{Text: tt.result(runs.Add(1))}, nil
+			}}
+			var steps []llmtest.Step
+			for _, a := range tt.args {
+				steps = append(steps, llmtest.Calls(nil, llmtest.Call("probe", a)))
+			}
+			if !tt.wantError {
+				steps = append(steps, llmtest.Text("end", nil))
+			}
+			srv := llmtest.Start(t, steps...)
+			res, err := NewOpenAI(OpenAIConfig{Client: newClient(t, srv), Tools: []tools.Tool{tool}}).
+				RunTurn(context.Background(), newTurn(t, 1, "go"))
+			if !tt.wantError {
+				if err != nil || res.FinalMessage != "end" {
+					t.Fatalf("RunTurn = %q, %v; want the turn to go on", res.FinalMessage, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), "repeated call") || !strings.Contains(err.Error(), "probe") {
+				t.Fatalf("err = %v, want a repeated-call failure naming the tool", err)
+			}
+			if runs.Load() != 3 {
+				t.Errorf("tool ran %d times, want 3", runs.Load())
+			}
+		})
+	}
+}
+
+func TestOpenAIModelMistakesGoBackToTheModel(t *testing.T) {
+	srv := llmtest.Start(t,
+		llmtest.Calls(nil, llmtest.Call("no_such_tool", `{}`)),
+		llmtest.Calls(nil, llmtest.ToolCall{Name: "echo", Arguments: `{"x":`}),
+		llmtest.Calls(nil, llmtest.Call("fails", `{}`)),
+		llmtest.Text("end", nil),
+	)
+	fails := &fakeTool{name: "fails", run: func(context.Context, json.RawMessage) (tools.Result, error) {
+		return tools.Result{Text: "error: no unique match", IsError: true}, nil
+	}}
+	res, err := NewOpenAI(OpenAIConfig{Client: newClient(t, srv), Tools: []tools.Tool{echoTool("echo"), fails}}).
+		RunTurn(context.Background(), newTurn(t, 1, "go"))
+	if err != nil || res.FinalMessage != "end" {
+		t.Fatalf("RunTurn = %q, %v", res.FinalMessage, err)
+	}
+	msgs := srv.Requests()[3].Decoded
+	for i, want := range map[int]string{3: `no tool named "no_such_tool"; the tools are echo, fails`, 5: "not valid JSON", 7: "no unique match"} {
+		if !strings.Contains(msgs[i].Content, want) {
+			t.Errorf("tool result %d = %q, want it to say %q", i, msgs[i].Content, want)
+		}
+	}
+	entries, err := ReadTranscript(res.Transcript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errorsSeen := 0
+	for _, e := range entries {
+		if e.Type == EntryToolResult && e.IsError {
+			errorsSeen++
+		}
+	}
+	if errorsSeen != 3 {
+		t.Errorf("%d tool results marked isError in the transcript, want 3", errorsSeen)
+	}
+}
+
+func TestOpenAIToolMachineryFailureEndsTurn(t *testing.T) {
+	srv := llmtest.Start(t, llmtest.Calls(nil, llmtest.Call("broken", `{}`)))
+	broken := &fakeTool{name: "broken", run: func(context.Context, json.RawMessage) (tools.Result, error) {
+		return tools.Result{}, errors.New("disk on fire")
+	}}
+	_, err := NewOpenAI(OpenAIConfig{Client: newClient(t, srv), Tools: []tools.Tool{broken}}).
+		RunTurn(context.Background(), newTurn(t, 1, "go"))
+	if err == nil || !strings.Contains(err.Error(), "disk on fire") || !strings.Contains(err.Error(), "broken") {
+		t.Fatalf("err = %v, want the tool's failure", err)
+	}
+}
+
+// TestOpenAIToolCallWrittenBeforeRun checks the transcript holds a tool
+// call's intent while the tool runs.
+func TestOpenAIToolCallWrittenBeforeRun(t *testing.T) {
+	turn := newTurn(t, 12, "go")
+	var seen []TranscriptEntry
+	var readErr error
+	spy := &fakeTool{name: "spy", run: func(context.Context, json.RawMessage) (tools.Result, error) {
+		seen, readErr = ReadTranscript(TranscriptPath(turn.HarnessDir, 12))
+		return tools.Result{Text: "ok"}, nil
+	}}
+	srv := llmtest.Start(t, llmtest.Calls(nil, llmtest.ToolCall{ID: "c1", Name: "spy", Arguments: `{"x":"y"}`}), llmtest.Text("end", nil))
+	if _, err := NewOpenAI(OpenAIConfig{Client: newClient(t, srv), Tools: []tools.Tool{spy}}).RunTurn(context.Background(), turn); err != nil {
+		t.Fatal(err)
+	}
+	if readErr != nil {
+		t.Fatal(readErr)
+	}
+	if len(seen) != 2 || seen[1].Type != EntryToolCall || seen[1].ID != "c1" || seen[1].Arguments != `{"x":"y"}` {
+		t.Fatalf("transcript while the tool ran = %+v, want the request and the tool call", seen)
+	}
+}
+
+// TestOpenAIPromptCacheStable runs a three-turn task with the real tools
+// and checks that every request carries the same system message and tool
+// definitions, byte for byte.
+func TestOpenAIPromptCacheStable(t *testing.T) {
+	turn := newTurn(t, 1, "")
+	srv := llmtest.Start(t)
+	for i := range 3 {
+		srv.Push(
+			llmtest.Calls(u(100, 50, 5), llmtest.Call("write_file", map[string]any{"path": fmt.Sprintf("f%d.txt", i), "content": "x"})),
+			llmtest.Calls(u(100, 50, 5), llmtest.Call("list_files", map[string]any{})),
+			llmtest.Text(finalMessage, u(100, 50, 5)),
+		)
+	}
+	ag := NewOpenAI(OpenAIConfig{Client: newClient(t, srv)})
+	for i := range 3 {
+		turn.Iteration = i + 1
+		turn.Prompt = fmt.Sprintf("turn %d: different context every turn", i+1)
+		if _, err := ag.RunTurn(context.Background(), turn); err != nil {
+			t.Fatalf("turn %d: %v", i+1, err)
+		}
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 9 {
+		t.Fatalf("%d requests, want 9", len(reqs))
+	}
+	for _, r := range reqs[1:] {
+		if !bytes.Equal(r.Messages[0], reqs[0].Messages[0]) {
+			t.Errorf("request %d: system message differs:\n%s\nvs\n%s", r.N, r.Messages[0], reqs[0].Messages[0])
+		}
+		if !bytes.Equal(r.Tools, reqs[0].Tools) {
+			t.Errorf("request %d: tool definitions differ", r.N)
+		}
+	}
+	var tls []struct {
+		Function struct{ Name string } `json:"function"`
+	}
+	if err := json.Unmarshal(reqs[0].Tools, &tls); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tls {
+		names = append(names, tl.Function.Name)
+	}
+	if got := strings.Join(names, ","); got != "shell,read_file,write_file,edit_file,list_files,glob,grep" {
+		t.Errorf("tools offered = %s", got)
+	}
+	if reqs[3].Decoded[1].Content != "turn 2: different context every turn" {
+		t.Errorf("turn 2's user message = %q", reqs[3].Decoded[1].Content)
+	}
+	for i := 1; i <= 3; i++ {
+		if _, err := os.Stat(TranscriptPath(turn.HarnessDir, i)); err != nil {
+			t.Errorf("turn %d transcript: %v", i, err)
+		}
+	}
+}
+
+// TestOpenAIContextPressure checks that old large tool results are
+// replaced by a stub in the request once it nears the context window, the
+// newest kept, and the transcript keeps everything.
+func TestOpenAIContextPressure(t *testing.T) {
+	big := func(tag string) string { return tag + strings.Repeat(".", 3000) }
+	var n atomic.Int32
+	tool := &fakeTool{name: "dump", run: func(context.Context, json.RawMessage) (tools.Result, error) {
+		i := n.Add(1)
+		r := tools.Result{Text: big(fmt.Sprintf("result-%d", i))}
+		if i == 1 {
+			r.SpillPath = ".grub/0123abcd/spill/dump-1.txt"
+		}
+		return r, nil
+	}}
+	var steps []llmtest.Step
+	for i := range 4 {
+		steps = append(steps, llmtest.Calls(nil, llmtest.Call("dump", fmt.Sprintf(`{"x":"%d"}`, i))))
+	}
+	steps = append(steps, llmtest.Text("end", nil))
+	srv := llmtest.Start(t, steps...)
+	turn := newTurn(t, 9, "go")
+	// Stubbing starts above 80 % of the window, at about 4 bytes a token:
+	// room for the system prompt, the rest of the conversation and two
+	// results of 3 KB, not three.
+	window := (len(SystemPrompt()) + 7500) * 10 / 32
+	res, err := NewOpenAI(OpenAIConfig{Client: newClient(t, srv), Tools: []tools.Tool{tool}, ContextWindow: window}).
+		RunTurn(context.Background(), turn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 5 {
+		t.Fatalf("%d requests, want 5", len(reqs))
+	}
+	stubbed := func(m llmtest.Message) bool { return strings.HasPrefix(m.Content, "[output elided to save context") }
+	// Request 3 holds two results (about 6000 bytes): under the limit.
+	for _, m := range reqs[2].Decoded {
+		if stubbed(m) {
+			t.Errorf("request 3 stubbed a result below the pressure limit")
+		}
+	}
+	// Request 4 holds three: the oldest is stubbed, the newer kept.
+	m4 := reqs[3].Decoded
+	if !stubbed(m4[3]) || stubbed(m4[5]) || stubbed(m4[7]) {
+		t.Errorf("request 4: stubbed = %v %v %v, want only the oldest", stubbed(m4[3]), stubbed(m4[5]), stubbed(m4[7]))
+	}
+	for _, want := range []string{".grub/0123abcd/turns/0009.jsonl", m4[2].ToolCalls[0].ID, ".grub/0123abcd/spill/dump-1.txt"} {
+		if !strings.Contains(m4[3].Content, want) {
+			t.Errorf("stub %q does not name %q", m4[3].Content, want)
+		}
+	}
+	// Request 5: the first stays stubbed, the second is stubbed too, the
+	// two newest are kept whole.
+	m5 := reqs[4].Decoded
+	if !stubbed(m5[3]) || !stubbed(m5[5]) || stubbed(m5[7]) || stubbed(m5[9]) {
+		t.Errorf("request 5: stubbed = %v %v %v %v, want the two oldest", stubbed(m5[3]), stubbed(m5[5]), stubbed(m5[7]), stubbed(m5[9]))
+	}
+	if !bytes.Equal(reqs[3].Messages[3], reqs[4].Messages[3]) {
+		t.Error("a stub changed between requests")
+	}
+	if m5[9].Content != big("result-4") {
+		t.Error("the newest result was changed")
+	}
+	entries, err := ReadTranscript(res.Transcript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := entries[2]; e.Type != EntryToolResult || e.Text != big("result-1") || e.Bytes != len(big("result-1")) {
+		t.Errorf("transcript lost the full first result: %+v", e.Type)
+	}
+}
+
+func TestOpenAICancellation(t *testing.T) {
+	blocking := func(started chan<- struct{}) *fakeTool {
+		return &fakeTool{name: "wait", run: func(ctx context.Context, _ json.RawMessage) (tools.Result, error) {
+			close(started)
+			<-ctx.Done()
+			return tools.Result{}, ctx.Err()
+		}}
+	}
+	t.Run("cancelled while a tool runs", func(t *testing.T) {
+		started := make(chan struct{})
+		srv := llmtest.Start(t, llmtest.Calls(u(10, 0, 1), llmtest.Call("wait", `{}`)))
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() { <-started; cancel() }()
+		res, err := NewOpenAI(OpenAIConfig{Client: newClient(t, srv), Tools: []tools.Tool{blocking(started)}}).
+			RunTurn(ctx, newTurn(t, 1, "go"))
+		if !errors.Is(err, context.Canceled) || errors.Is(err, ErrTimeout) {
+			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+		if res.Usage.Requests != 1 {
+			t.Errorf("usage = %+v, want the first request kept", res.Usage)
+		}
+	})
+	t.Run("turn timeout while a tool runs", func(t *testing.T) {
+		started := make(chan struct{})
+		srv := llmtest.Start(t, llmtest.Calls(nil, llmtest.Call("wait", `{}`)))
+		turn := newTurn(t, 1, "go")
+		turn.Timeout = 50 * time.Millisecond
+		_, err := NewOpenAI(OpenAIConfig{Client: newClient(t, srv), Tools: []tools.Tool{blocking(started)}}).
+			RunTurn(context.Background(), turn)
+		if !errors.Is(err, ErrTimeout) {
+			t.Fatalf("err = %v, want ErrTimeout", err)
+		}
+	})
+	t.Run("cancelled while the model thinks", func(t *testing.T) {
+		srv := llmtest.Start(t, llmtest.Step{Fault: llmtest.Slow})
+		ctx, cancel := context.WithCancel(context.Background())
+		var once sync.Once
+		go func() {
+			for len(srv.Requests()) == 0 {
+				time.Sleep(time.Millisecond)
+			}
+			once.Do(cancel)
+		}()
+		c, err := llm.New(llm.Config{BaseURL: srv.URL(), Model: "m"}) // no request timeout to hide behind
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = NewOpenAI(OpenAIConfig{Client: c, Tools: []tools.Tool{}}).RunTurn(ctx, newTurn(t, 1, "go"))
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+	})
+	t.Run("cancelled before the turn", func(t *testing.T) {
+		srv := llmtest.Start(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err := NewOpenAI(OpenAIConfig{Client: newClient(t, srv), Tools: []tools.Tool{}}).RunTurn(ctx, newTurn(t, 1, "go"))
+		if !errors.Is(err, context.Canceled) || len(srv.Requests()) != 0 {
+			t.Fatalf("err = %v after %d requests, want context.Canceled before any request", err, len(srv.Requests()))
+		}
+	})
+}
+
+func TestOpenAIWrapUpLocale(t *testing.T) {
+	srv := llmtest.Start(t,
+		llmtest.Calls(u(100, 0, 100), llmtest.Call("echo", `{}`)),
+		llmtest.Text("好", nil),
+	)
+	turn := newTurn(t, 1, "go")
+	turn.Locale, turn.TokenBudgetLeft = "zh", 50
+	_, err := NewOpenAI(OpenAIConfig{Client: newClient(t, srv), Tools: []tools.Tool{echoTool("echo")}}).RunTurn(context.Background(), turn)
+	if !errors.Is(err, ErrBudgetSpent) {
+		t.Fatal(err)
+	}
+	msgs := srv.Requests()[1].Decoded
+	if c := msgs[len(msgs)-1].Content; !strings.Contains(c, "现在停止工作") || !strings.Contains(c, "token 预算已用完") {
+		t.Errorf("wrap-up = %q, want the Chinese text", c)
+	}
+}
+
+func TestSystemPromptHasNoLoopStateExample(t *testing.T) {
+	if strings.TrimSpace(SystemPrompt()) == "" {
+		t.Fatal("empty system prompt")
+	}
+	if _, err := loopstate.Parse(SystemPrompt()); err == nil {
+		t.Error("the system prompt holds a loop-state block that validates")
+	}
+}
