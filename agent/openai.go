@@ -351,7 +351,7 @@ func (r *turnRun) runTool(ctx context.Context, call llm.ToolCall) error {
 	if text == "" {
 		text = "(no output)"
 	}
-	r.msgs = append(r.msgs, llm.Message{Role: llm.RoleTool, ToolCallID: call.ID, Name: call.Name, Content: text})
+	r.msgs = append(r.msgs, llm.Message{Role: llm.RoleTool, ToolCallID: call.ID, Content: text})
 	if res.SpillPath != "" {
 		r.spills[len(r.msgs)-1] = res.SpillPath
 	}
