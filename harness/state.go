@@ -137,6 +137,10 @@ type Agent struct {
 	Model   string `json:"model,omitempty"`
 	BaseURL string `json:"baseURL,omitempty"`
 	Command string `json:"command,omitempty"`
+	// MaxRequests caps the built-in agent's model requests per turn (0: default).
+	MaxRequests int `json:"maxRequests,omitempty"`
+	// ContextWindow is the model's context size in tokens (0: default).
+	ContextWindow int `json:"contextWindow,omitempty"`
 }
 
 // Decision is the controller's record of a turn's outcome: the agent's

@@ -12,10 +12,11 @@ import (
 
 // ResumeOptions are the inputs of grub resume.
 type ResumeOptions struct {
-	IO    *IOStreams
-	Store func() (*harness.Store, error)
-	Now   func() time.Time
-	Ctx   context.Context
+	IO     *IOStreams
+	Store  func() (*harness.Store, error)
+	Now    func() time.Time
+	Getenv func(string) string
+	Ctx    context.Context
 
 	ID        string
 	Limits    harness.LimitChanges
@@ -27,7 +28,7 @@ type ResumeOptions struct {
 // NewCmdResume builds grub resume. runF, when not nil, replaces the run
 // function (tests use it to check flag parsing).
 func NewCmdResume(f *Factory, runF func(*ResumeOptions) error) *cobra.Command {
-	opts := &ResumeOptions{IO: f.IO, Store: f.Store, Now: f.Now}
+	opts := &ResumeOptions{IO: f.IO, Store: f.Store, Now: f.Now, Getenv: f.Getenv}
 	var (
 		af     agentFlags
 		limits limitChangeFlags
@@ -50,7 +51,8 @@ laptop), that turn is recorded as "unknown" in the progress log, an agent
 process it left behind is ended first, and the next prompt asks the agent to
 look at the workspace instead of assuming the turn failed.
 
---agent and --agent-cmd change the task's agent from here on.`,
+--agent, --agent-cmd, --model, --base-url, --max-requests and
+--context-window change the task's agent from here on.`,
 		Example: `  grub resume
   grub resume 0a1b2c3d --max-iter 40
   grub resume --time-budget 2h --agent-cmd 'my-agent --headless'`,
@@ -67,7 +69,7 @@ look at the workspace instead of assuming the turn failed.
 				return err
 			}
 			opts.Limits = changes
-			opts.Agent = func(a *harness.Agent) error { return af.apply(cmd, a) }
+			opts.Agent = func(a *harness.Agent) error { return af.apply(cmd, a, opts.Getenv) }
 			if runF != nil {
 				return runF(opts)
 			}
@@ -114,5 +116,5 @@ func resumeRun(opts *ResumeOptions) error {
 		}
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "grub: resuming task %s at iteration %d (%s)\n", id, st.CurrentIteration, st.Status)
-	return runTask(ctxOr(opts.Ctx), runOptions{IO: opts.IO, Store: store, ID: id, Limits: opts.Limits, Now: opts.Now, JSON: opts.JSON, Heartbeat: opts.Heartbeat})
+	return runTask(ctxOr(opts.Ctx), runOptions{IO: opts.IO, Store: store, ID: id, Limits: opts.Limits, Now: opts.Now, Getenv: opts.Getenv, JSON: opts.JSON, Heartbeat: opts.Heartbeat})
 }

@@ -14,54 +14,107 @@ import (
 	"github.com/grub-dev/grub/agent"
 	"github.com/grub-dev/grub/controller"
 	"github.com/grub-dev/grub/harness"
+	"github.com/grub-dev/grub/internal/llm"
 	"github.com/grub-dev/grub/schemas"
 )
 
 // agentFlags are the flags that choose and configure the agent backend,
 // shared by start and resume.
 type agentFlags struct {
-	Kind     string
-	Command  string
-	Model    string
-	BaseURL  string
-	Locale   string
-	JSON     bool
-	Progress time.Duration
+	Kind          string
+	Command       string
+	Model         string
+	BaseURL       string
+	MaxRequests   int
+	ContextWindow int
+	JSON          bool
+	Progress      time.Duration
 }
 
 func (a *agentFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&a.Kind, "agent", "command", "agent backend: command (any program: see --agent-cmd)")
-	cmd.Flags().StringVar(&a.Command, "agent-cmd", "", "with --agent command: the program to run each turn through sh -c; the prompt arrives on stdin and its stdout is the final message")
+	fl := cmd.Flags()
+	fl.StringVar(&a.Kind, "agent", "openai", "agent backend: openai (built in: any OpenAI-compatible server) or command (any program: see --agent-cmd)")
+	fl.StringVar(&a.Command, "agent-cmd", "", "the program to run each turn through sh -c (implies --agent command); the prompt arrives on stdin and its stdout is the final message")
+	fl.StringVar(&a.Model, "model", "", "with --agent openai: the model name (default $GRUB_MODEL)")
+	fl.StringVar(&a.BaseURL, "base-url", "", "with --agent openai: the server's API base URL, e.g. http://localhost:11434/v1 for Ollama (default $OPENAI_BASE_URL, else OpenAI)")
+	fl.IntVar(&a.MaxRequests, "max-requests", agent.DefaultMaxRequests, "with --agent openai: the most model requests in one turn")
+	fl.IntVar(&a.ContextWindow, "context-window", agent.DefaultContextWindow, "with --agent openai: the model's context window in tokens; old tool output is elided above 80% of it")
 	cmd.Flags().BoolVar(&a.JSON, "json", false, "when the task stops, print its status as one JSON object (schemas/status-output.schema.json)")
 	cmd.Flags().DurationVar(&a.Progress, "heartbeat", 30*time.Second, "how often a long turn reports that it is still running")
 }
 
-// apply checks the agent flags that were given and writes them into s.
-func (a *agentFlags) apply(cmd *cobra.Command, s *harness.Agent) error {
-	if cmd.Flags().Changed("agent") || s.Kind == "" {
+// apply checks the agent flags and writes those that were given (and, for
+// a new task, the defaults) into s. getenv supplies $GRUB_MODEL and
+// $OPENAI_BASE_URL.
+func (a *agentFlags) apply(cmd *cobra.Command, s *harness.Agent, getenv func(string) string) error {
+	fl := cmd.Flags()
+	fresh := s.Kind == ""
+	set := func(name string) bool { return fresh || fl.Changed(name) }
+	switch {
+	case fl.Changed("agent-cmd") && !fl.Changed("agent"):
+		s.Kind = "command" // --agent-cmd alone means --agent command
+	case set("agent"):
 		s.Kind = a.Kind
 	}
-	if cmd.Flags().Changed("agent-cmd") {
+	if set("agent-cmd") {
 		s.Command = a.Command
+	}
+	if set("model") {
+		s.Model = firstNonEmpty(a.Model, getenv("GRUB_MODEL"), s.Model)
+	}
+	if set("base-url") {
+		s.BaseURL = firstNonEmpty(a.BaseURL, getenv("OPENAI_BASE_URL"), s.BaseURL)
+	}
+	if set("max-requests") {
+		if a.MaxRequests < 1 {
+			return usageErrorf("--max-requests %d: must be at least 1", a.MaxRequests)
+		}
+		s.MaxRequests = a.MaxRequests
+	}
+	if set("context-window") {
+		if a.ContextWindow < 1024 {
+			return usageErrorf("--context-window %d: must be at least 1024 tokens", a.ContextWindow)
+		}
+		s.ContextWindow = a.ContextWindow
 	}
 	switch s.Kind {
 	case "command":
 		if s.Command == "" {
 			return usageErrorf("--agent command needs --agent-cmd 'program args': the program grub runs each turn")
 		}
+	case "openai":
+		if s.Model == "" {
+			return usageErrorf("--agent openai needs a model: pass --model NAME or set GRUB_MODEL")
+		}
 	default:
-		return usageErrorf("--agent %q: unknown backend; this build has: command", s.Kind)
+		return usageErrorf("--agent %q: unknown backend; use openai or command", s.Kind)
 	}
 	return nil
 }
 
-// newAgent builds the backend recorded in the task's state.
-func newAgent(s harness.Agent) (agent.Agent, error) {
+// newAgent builds the backend recorded in the task's state. The API key
+// comes from the environment only: it is never stored.
+func newAgent(s harness.Agent, getenv func(string) string) (agent.Agent, error) {
 	switch s.Kind {
 	case "command":
 		return agent.NewCommand(s.Command), nil
+	case "openai":
+		client, err := llm.New(llm.Config{BaseURL: s.BaseURL, APIKey: getenv("OPENAI_API_KEY"), Model: s.Model})
+		if err != nil {
+			return nil, &UsageError{Err: err}
+		}
+		return agent.NewOpenAI(agent.OpenAIConfig{Client: client, MaxRequests: s.MaxRequests, ContextWindow: s.ContextWindow}), nil
 	}
 	return nil, fmt.Errorf("agent backend %q is not available in this build", s.Kind)
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
 }
 
 // runOptions are what start and resume hand to runTask.
@@ -71,6 +124,7 @@ type runOptions struct {
 	ID        string
 	Limits    harness.LimitChanges
 	Now       func() time.Time
+	Getenv    func(string) string
 	JSON      bool
 	Heartbeat time.Duration
 }
@@ -84,7 +138,7 @@ func runTask(ctx context.Context, o runOptions) error {
 	if err != nil {
 		return err
 	}
-	backend, err := newAgent(st.Agent)
+	backend, err := newAgent(st.Agent, o.Getenv)
 	if err != nil {
 		return err
 	}

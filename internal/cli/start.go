@@ -13,10 +13,11 @@ import (
 
 // StartOptions are the inputs of grub start.
 type StartOptions struct {
-	IO    *IOStreams
-	Store func() (*harness.Store, error)
-	Now   func() time.Time
-	Ctx   context.Context
+	IO     *IOStreams
+	Store  func() (*harness.Store, error)
+	Now    func() time.Time
+	Getenv func(string) string
+	Ctx    context.Context
 
 	Goal      string
 	Locale    string
@@ -29,7 +30,7 @@ type StartOptions struct {
 // NewCmdStart builds grub start. runF, when not nil, replaces the run
 // function (tests use it to check flag parsing).
 func NewCmdStart(f *Factory, runF func(*StartOptions) error) *cobra.Command {
-	opts := &StartOptions{IO: f.IO, Store: f.Store, Now: f.Now}
+	opts := &StartOptions{IO: f.IO, Store: f.Store, Now: f.Now, Getenv: f.Getenv}
 	var (
 		af                       agentFlags
 		timeBudget, turnTimeout  time.Duration
@@ -59,11 +60,19 @@ stops, its status is printed on stdout (--json: one JSON object). The exit
 code is that of the final status (see grub --help). Ctrl-C cancels the turn
 and leaves the task paused; grub resume continues it.
 
+The default agent is grub's own (--agent openai): it drives any
+OpenAI-compatible server with workspace tools (shell, read_file, write_file,
+edit_file, list_files, glob, grep). The key comes from $OPENAI_API_KEY and
+is never stored; a local server (Ollama, vLLM, LM Studio) needs none.
+--agent command runs any program instead.
+
 Durations are Go durations: 90s, 45m, 2h. --turn-timeout bounds each agent
 turn; --init-timeout bounds each run of init.sh and of a verify command.`,
-		Example: `  grub start "add OAuth login to the API" --agent-cmd 'my-agent --headless'
+		Example: `  OPENAI_API_KEY=sk-… grub start "add OAuth login to the API" --model gpt-4.1
+  grub start "fix the flaky tests" --base-url http://localhost:11434/v1 --model qwen2.5-coder
+  grub start "add OAuth login to the API" --agent command --agent-cmd 'my-agent --headless'
   grub start "port the CLI to cobra" --max-iter 40 --token-budget 2000000 --time-budget 3h
-  grub start "修复登录页面" --locale zh --agent-cmd ./agent.sh`,
+  grub start "修复登录页面" --locale zh --agent command --agent-cmd ./agent.sh`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 || strings.TrimSpace(args[0]) == "" {
 				return &UsageError{Err: fmt.Errorf("grub start takes one goal, in quotes: grub start \"add OAuth login to the API\""), Command: cmd.CommandPath()}
@@ -110,7 +119,7 @@ turn; --init-timeout bounds each run of init.sh and of a verify command.`,
 				*d.out = int64(d.v / time.Second)
 			}
 			opts.Limits = l
-			if err := af.apply(cmd, &opts.Agent); err != nil {
+			if err := af.apply(cmd, &opts.Agent, opts.Getenv); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -149,7 +158,7 @@ func startRun(opts *StartOptions) error {
 		return err
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "grub: task %s created in %s\n", st.ID, store.Rel(store.Dir(st.ID)))
-	return runTask(ctxOr(opts.Ctx), runOptions{IO: opts.IO, Store: store, ID: st.ID, Now: opts.Now, JSON: opts.JSON, Heartbeat: opts.Heartbeat})
+	return runTask(ctxOr(opts.Ctx), runOptions{IO: opts.IO, Store: store, ID: st.ID, Now: opts.Now, Getenv: opts.Getenv, JSON: opts.JSON, Heartbeat: opts.Heartbeat})
 }
 
 func ctxOr(ctx context.Context) context.Context {
