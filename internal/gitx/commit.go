@@ -1,0 +1,371 @@
+package gitx
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-billy/v5"
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+)
+
+// Turn describes one finished turn for CommitTurn.
+type Turn struct {
+	TaskID    string
+	Iteration int
+	Feature   string // may be empty (initializer turns)
+	Summary   string // the agent's summary; may be long or span lines
+	Status    string // the task status after the turn
+	When      time.Time
+}
+
+// Trailer keys of a turn commit. History reads them back.
+const (
+	TrailerTask      = "Grub-Task"
+	TrailerIteration = "Grub-Iteration"
+	TrailerFeature   = "Grub-Feature"
+	TrailerStatus    = "Grub-Status"
+)
+
+// subjectWidth is the longest first line of a turn commit, in characters.
+const subjectWidth = 72
+
+// lockWait is how long a commit waits for another git process to release
+// .git/index.lock (an editor's background `git status`, say).
+var lockWait = 5 * time.Second
+
+// CommitTurn stages the workspace as `git add -A .` would (respecting
+// .gitignore files at every level, .git/info/exclude and the global
+// excludes file; deleted files leave the index) and commits it on the
+// current branch with the turn's message and trailers. It commits even when
+// nothing changed, so that every turn has exactly one commit. It works on a
+// repository without commits (the commit then has no parent), never moves
+// any other reference, and never pushes, resets, rebases or amends. It
+// returns the new commit's full hash.
+//
+// The author and committer come from the environment and git config (see
+// identity), else "grub <grub@localhost>"; both are dated t.When (now when
+// zero).
+func (r *Repo) CommitTurn(ctx context.Context, t Turn) (string, error) {
+	when := t.When
+	if when.IsZero() {
+		when = time.Now()
+	}
+	return r.commit(ctx, TurnMessage(t), when, false)
+}
+
+// InitialCommit makes the first commit of a repository that has none: the
+// workspace as it is, with msg as the message. `grub start` calls it so
+// that the first turn's commit shows only the turn's changes. It returns
+// ErrHasCommits when HEAD already names a commit.
+func (r *Repo) InitialCommit(ctx context.Context, msg string) (string, error) {
+	return r.commit(ctx, msg, time.Now(), true)
+}
+
+// TurnMessage is the commit message of a turn:
+//
+//	grub(<id>) #<n> <feature>: <summary>
+//
+//	<the full summary, when the first line had to shorten it>
+//
+//	Grub-Task: <id>
+//	Grub-Iteration: <n>
+//	Grub-Feature: <feature>
+//	Grub-Status: <status>
+//
+// The feature and its trailer are left out when empty.
+func TurnMessage(t Turn) string {
+	id, feature, status := oneLine(t.TaskID), oneLine(t.Feature), oneLine(t.Status)
+	summary := strings.TrimSpace(t.Summary)
+	subject := fmt.Sprintf("grub(%s) #%d", id, t.Iteration)
+	if feature != "" {
+		subject += " " + feature
+	}
+	full := false
+	if summary != "" {
+		first, _, multi := strings.Cut(summary, "\n")
+		first = oneLine(first)
+		room := subjectWidth - len([]rune(subject)) - 2
+		if room < 20 {
+			room = 20
+		}
+		short := first
+		if r := []rune(first); len(r) > room {
+			short = strings.TrimRight(string(r[:room-1]), " ") + "…"
+		}
+		subject += ": " + short
+		full = multi || short != first
+	}
+	var b strings.Builder
+	b.WriteString(subject)
+	b.WriteString("\n\n")
+	if full {
+		b.WriteString(summary)
+		b.WriteString("\n\n")
+	}
+	fmt.Fprintf(&b, "%s: %s\n%s: %d\n", TrailerTask, id, TrailerIteration, t.Iteration)
+	if feature != "" {
+		fmt.Fprintf(&b, "%s: %s\n", TrailerFeature, feature)
+	}
+	fmt.Fprintf(&b, "%s: %s\n", TrailerStatus, status)
+	return b.String()
+}
+
+// oneLine folds whitespace runs (newlines included) into single spaces.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func (r *Repo) commit(ctx context.Context, msg string, when time.Time, initial bool) (string, error) {
+	g, st, err := r.open()
+	if err != nil {
+		return "", err
+	}
+	cfg, err := loadConfig(g)
+	if err != nil {
+		return "", err
+	}
+	ig, err := loadIgnores(cfg, st.Filesystem())
+	if err != nil {
+		return "", err
+	}
+	lock, err := lockIndex(ctx, st)
+	if err != nil {
+		return "", err
+	}
+	defer lock.release()
+
+	refName, parent, err := headTarget(g)
+	if err != nil {
+		return "", err
+	}
+	if initial && !parent.IsZero() {
+		return "", fmt.Errorf("%s: %w", r.root, ErrHasCommits)
+	}
+	idx, err := st.Index()
+	if err != nil {
+		return "", fmt.Errorf("read the git index (.git/index): %w", err)
+	}
+	sc := newScanner(ctx, r, idx, cfg, st, nil)
+	if len(sc.unmerged) > 0 {
+		return "", fmt.Errorf("the git index has unmerged paths (%s): resolve the merge conflict with git, then run grub again", strings.Join(capList(sc.unmerged, 5), ", "))
+	}
+	entries, err := sc.scan(r, ig)
+	if err != nil {
+		return "", err
+	}
+
+	// The new index: the workspace as scanned, the rest as it was.
+	next := &index.Index{Version: idx.Version}
+	if next.Version < 2 || next.Version > 4 {
+		next.Version = 2
+	}
+	for _, e := range idx.Entries {
+		if !r.inScope(e.Name) {
+			next.Entries = append(next.Entries, e)
+		}
+	}
+	next.Entries = append(next.Entries, entries...)
+	for _, e := range next.Entries {
+		if (e.IntentToAdd || e.SkipWorktree) && next.Version < 3 {
+			next.Version = 3
+		}
+	}
+
+	w := treeWriter{store: st}
+	tree, err := w.build(entries, len(r.prefix)+boolInt(r.prefix != ""))
+	if err != nil {
+		return "", err
+	}
+	if r.prefix != "" {
+		base := plumbing.ZeroHash
+		if !parent.IsZero() {
+			c, err := object.GetCommit(st, parent)
+			if err != nil {
+				return "", fmt.Errorf("read the HEAD commit %s: %w", parent, err)
+			}
+			base = c.TreeHash
+		}
+		if tree, err = w.replace(st, base, r.prefixComps(), tree); err != nil {
+			return "", err
+		}
+	}
+
+	c := &object.Commit{
+		Author:    cfg.identity("author", when),
+		Committer: cfg.identity("committer", when),
+		Message:   msg,
+		TreeHash:  tree,
+	}
+	if !parent.IsZero() {
+		c.ParentHashes = []plumbing.Hash{parent}
+	}
+	o := st.NewEncodedObject()
+	if err := c.Encode(o); err != nil {
+		return "", fmt.Errorf("encode the commit: %w", err)
+	}
+	hash, err := st.SetEncodedObject(o)
+	if err != nil {
+		return "", fmt.Errorf("write the commit: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+
+	var old *plumbing.Reference
+	if !parent.IsZero() {
+		old = plumbing.NewHashReference(refName, parent)
+	}
+	if err := st.CheckAndSetReference(plumbing.NewHashReference(refName, hash), old); err != nil {
+		return "", fmt.Errorf("move %s to the new commit: %w (did another git command commit meanwhile? run grub again)", refName, err)
+	}
+	appendReflog(st, refName, parent, hash, c.Committer, msg)
+	if err := lock.commit(next); err != nil {
+		return hash.String(), fmt.Errorf("committed %s, but %w", hash.String()[:12], err)
+	}
+	return hash.String(), nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func capList(xs []string, n int) []string {
+	if len(xs) <= n {
+		return xs
+	}
+	return append(append([]string(nil), xs[:n]...), fmt.Sprintf("and %d more", len(xs)-n))
+}
+
+// headTarget returns the reference a commit moves (the branch HEAD is on,
+// or HEAD itself when detached) and the commit it points to (zero on a
+// branch without commits).
+func headTarget(g *git.Repository) (plumbing.ReferenceName, plumbing.Hash, error) {
+	head, err := g.Storer.Reference(plumbing.HEAD)
+	if err != nil {
+		return "", plumbing.ZeroHash, fmt.Errorf("read HEAD: %w", err)
+	}
+	if head.Type() == plumbing.HashReference {
+		return plumbing.HEAD, head.Hash(), nil
+	}
+	name := head.Target()
+	ref, err := g.Storer.Reference(name)
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return name, plumbing.ZeroHash, nil
+	}
+	if err != nil {
+		return "", plumbing.ZeroHash, fmt.Errorf("read %s: %w", name, err)
+	}
+	return name, ref.Hash(), nil
+}
+
+// indexLock is git's .git/index.lock, held for the whole commit as git
+// does: other git commands that write the index wait or fail meanwhile.
+type indexLock struct {
+	st   *filesystem.Storage
+	f    billy.File
+	done bool
+}
+
+const (
+	indexFile     = "index"
+	indexLockFile = "index.lock"
+)
+
+func lockIndex(ctx context.Context, st *filesystem.Storage) (*indexLock, error) {
+	fs := st.Filesystem()
+	deadline := time.Now().Add(lockWait)
+	for delay := 10 * time.Millisecond; ; delay = min(2*delay, 200*time.Millisecond) {
+		f, err := fs.OpenFile(indexLockFile, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		if err == nil {
+			return &indexLock{st: st, f: f}, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("create %s: %w", fs.Join(fs.Root(), indexLockFile), err)
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%s exists: another git process is using this repository; wait for it to finish, or delete the file if no git process is running", fs.Join(fs.Root(), indexLockFile))
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(delay):
+		}
+	}
+}
+
+// commit writes idx into the lock file and renames it over .git/index.
+func (l *indexLock) commit(idx *index.Index) error {
+	fs, f := l.st.Filesystem(), l.f
+	bw := bufio.NewWriterSize(f, 1<<16)
+	err := index.NewEncoder(bw).Encode(idx)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if s, ok := f.(interface{ Sync() error }); ok && err == nil {
+		err = s.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	l.f = nil
+	if err == nil {
+		err = fs.Rename(indexLockFile, indexFile)
+	}
+	if err != nil {
+		return fmt.Errorf("write the git index (.git/index): %w; run `git status` to rebuild it", err)
+	}
+	l.done = true
+	return nil
+}
+
+// release removes the lock unless commit renamed it.
+func (l *indexLock) release() {
+	if l.done {
+		return
+	}
+	if l.f != nil {
+		l.f.Close()
+	}
+	_ = l.st.Filesystem().Remove(indexLockFile)
+}
+
+// appendReflog records the commit in logs/HEAD and the branch's log, as
+// git commit does, so that `git reflog` shows grub's commits. It is best
+// effort: the commit is made, and a missing reflog line loses nothing.
+func appendReflog(st *filesystem.Storage, ref plumbing.ReferenceName, old, new plumbing.Hash, who object.Signature, msg string) {
+	subject, _, _ := strings.Cut(msg, "\n")
+	kind := "commit"
+	if old.IsZero() {
+		kind = "commit (initial)"
+	}
+	line := fmt.Sprintf("%s %s %s <%s> %d %s\t%s: %s\n", old, new, who.Name, who.Email,
+		who.When.Unix(), who.When.Format("-0700"), kind, subject)
+	names := []string{"HEAD"}
+	if ref != plumbing.HEAD {
+		names = append(names, ref.String())
+	}
+	fs := st.Filesystem()
+	for _, n := range names {
+		p := fs.Join("logs", n)
+		if err := fs.MkdirAll(filepath.Dir(p), 0o777); err != nil {
+			continue
+		}
+		f, err := fs.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o666)
+		if err != nil {
+			continue
+		}
+		_, _ = f.Write([]byte(line))
+		f.Close()
+	}
+}

@@ -1,0 +1,32 @@
+// Package gitx is grub's git layer (DESIGN.md section 8) and the only
+// package that imports go-git. It opens the work tree that holds a
+// workspace (Open, ErrNotRepo), tells whether the workspace has
+// uncommitted changes (Dirty) or any commit at all (HasCommits, and
+// InitialCommit for a new repository), commits every turn with the message
+// `grub(<id>) #<n> <feature>: <summary>` and the Grub-Task, Grub-Iteration,
+// Grub-Feature and Grub-Status trailers (CommitTurn), gives a content token
+// for the controller's "did the turn change the workspace" check
+// (TreeHash), and reads a task's turns back from the log (History), without
+// the git binary.
+//
+// Staging follows `git add -A .` run in the workspace: .gitignore files at
+// every level, .git/info/exclude and the global excludes file are honoured,
+// deleted files leave the index, and a workspace that is a subfolder of the
+// repository commits only that subfolder. It does not use go-git's
+// Worktree.Status or AddWithOptions, which hash every file and walk ignored
+// folders: its own walk skips ignored folders as it reaches them and
+// trusts the index's stat data for unchanged files, so a turn commit in a
+// 10,000-file repository costs about what `git add -A && git commit` does
+// (see BenchmarkCommitTurn10k). It writes .git/index the way git does,
+// under .git/index.lock, with the stat data git checks, so git itself sees
+// a clean tree after a grub commit.
+//
+// Not supported: clean/smudge filters (Git LFS) and core.autocrlf
+// conversion (files are committed as they are on disk), submodule updates
+// (a submodule's recorded commit is kept), and nested repositories that are
+// not submodules (skipped, as git does).
+//
+// gitx never pushes, resets, rebases, amends or moves any reference other
+// than the current branch (or a detached HEAD). It may import the standard
+// library and go-git; nothing of grub.
+package gitx

@@ -1,0 +1,99 @@
+package gitx
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+)
+
+// HistoryEntry is one turn commit read back from git.
+type HistoryEntry struct {
+	Commit    string    `json:"commit"` // abbreviated hash, 12 characters
+	Time      time.Time `json:"time"`   // committer date
+	TaskID    string    `json:"task_id"`
+	Iteration int       `json:"iteration"`
+	Feature   string    `json:"feature,omitempty"`
+	Status    string    `json:"status"`
+	Summary   string    `json:"summary"`
+}
+
+// History walks the history reachable from HEAD and returns the commits
+// whose Grub-Task trailer is taskID (any grub task when taskID is empty),
+// oldest first. It reads the repository with go-git only; a repository
+// without commits has no history.
+func (r *Repo) History(taskID string) ([]HistoryEntry, error) {
+	g, _, err := r.open()
+	if err != nil {
+		return nil, err
+	}
+	head, err := headCommit(g)
+	if err != nil || head.IsZero() {
+		return nil, err
+	}
+	iter, err := g.Log(&git.LogOptions{From: head})
+	if err != nil {
+		return nil, fmt.Errorf("read the history from HEAD: %w", err)
+	}
+	defer iter.Close()
+	var out []HistoryEntry
+	err = iter.ForEach(func(c *object.Commit) error {
+		e, ok := parseTurn(c.Message)
+		if !ok || (taskID != "" && e.TaskID != taskID) {
+			return nil
+		}
+		e.Commit = c.Hash.String()[:12]
+		e.Time = c.Committer.When
+		out = append(out, e)
+		return nil
+	})
+	if err != nil && !errors.Is(err, storer.ErrStop) {
+		return nil, fmt.Errorf("read the history from HEAD: %w", err)
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out, nil
+}
+
+// parseTurn reads a turn commit's message (see TurnMessage). ok is false
+// for a commit without a Grub-Task trailer.
+func parseTurn(msg string) (e HistoryEntry, ok bool) {
+	paras := strings.Split(strings.TrimSpace(strings.ReplaceAll(msg, "\r\n", "\n")), "\n\n")
+	if len(paras) < 2 {
+		return e, false
+	}
+	trailers := map[string]string{}
+	for _, line := range strings.Split(paras[len(paras)-1], "\n") {
+		if k, v, found := strings.Cut(line, ":"); found && !strings.ContainsAny(k, " \t") {
+			trailers[k] = strings.TrimSpace(v)
+		}
+	}
+	e.TaskID = trailers[TrailerTask]
+	if e.TaskID == "" {
+		return e, false
+	}
+	e.Iteration, _ = strconv.Atoi(trailers[TrailerIteration])
+	e.Feature = trailers[TrailerFeature]
+	e.Status = trailers[TrailerStatus]
+	if body := paras[1 : len(paras)-1]; len(body) > 0 {
+		e.Summary = strings.Join(body, "\n\n") // the full summary
+		return e, true
+	}
+	subject, _, _ := strings.Cut(paras[0], "\n")
+	prefix := fmt.Sprintf("grub(%s) #%d", e.TaskID, e.Iteration)
+	if e.Feature != "" {
+		prefix += " " + e.Feature
+	}
+	if rest, found := strings.CutPrefix(subject, prefix+": "); found {
+		e.Summary = rest
+	} else if _, rest, found := strings.Cut(subject, ": "); found {
+		e.Summary = rest
+	}
+	return e, true
+}
