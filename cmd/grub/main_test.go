@@ -49,12 +49,13 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exits":     cmdExits,
-			"jsonget":   cmdJSONGet,
-			"validjson": cmdValidJSON,
-			"waitlock":  cmdWaitLock,
-			"waitfile":  cmdWaitFile,
-			"taskid":    cmdTaskID,
+			"exits":      cmdExits,
+			"jsonget":    cmdJSONGet,
+			"validjson":  cmdValidJSON,
+			"waitlock":   cmdWaitLock,
+			"waitfile":   cmdWaitFile,
+			"taskid":     cmdTaskID,
+			"fakeopenai": cmdFakeOpenAI,
 		},
 	})
 }

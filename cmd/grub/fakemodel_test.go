@@ -1,0 +1,142 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/grub-dev/grub/internal/llm/llmtest"
+)
+
+// cmdFakeOpenAI starts a FAKE OpenAI-compatible server (llmtest) for the
+// rest of the script and points $OPENAI_BASE_URL at it. Its replies come
+// from scriptedModel: a deterministic "model" that plans two features and
+// builds them with grub's real tools, so `grub start --agent openai` runs
+// end to end over real HTTP.
+//
+// With the argument quota, every request is refused with insufficient_quota.
+//
+//	fakeopenai [quota]
+func cmdFakeOpenAI(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) > 1 || len(args) == 1 && args[0] != "quota" {
+		ts.Fatalf("usage: fakeopenai [quota]")
+	}
+	srv := llmtest.NewServer()
+	srv.Fallback = scriptedModel
+	if len(args) == 1 {
+		srv.Fallback = func(llmtest.Request) llmtest.Step { return llmtest.Step{Fault: llmtest.Quota} }
+	}
+	ts.Setenv("OPENAI_BASE_URL", srv.URL())
+	ts.Setenv("OPENAI_API_KEY", "")
+	ts.Defer(func() {
+		srv.Close()
+		if err := srv.Verify(); err != nil {
+			ts.Fatalf("fake model server: %v", err)
+		}
+		// Every request of the task carried the same system prompt and
+		// tools, byte for byte, so a provider's prompt cache would hit.
+		reqs := srv.Requests()
+		for _, r := range reqs[min(1, len(reqs)):] {
+			if string(r.Messages[0]) != string(reqs[0].Messages[0]) || string(r.Tools) != string(reqs[0].Tools) {
+				ts.Fatalf("request %d changed the system prompt or the tools", r.N)
+			}
+		}
+	})
+}
+
+var harnessDirPattern = regexp.MustCompile(`\.grub/[0-9a-f]{8}`)
+
+// fakeFeatures are the features the scripted model plans, in its own
+// formatting, which it later edits with edit_file.
+var fakeFeatures = []string{"alpha", "beta"}
+
+func scriptedModel(r llmtest.Request) llmtest.Step {
+	usage := &llmtest.Usage{Prompt: 1000, Cached: 400, Completion: 50}
+	var prompt string
+	assistantTurns := 0
+	for _, m := range r.Decoded {
+		switch m.Role {
+		case "user":
+			if prompt == "" {
+				prompt = m.Content
+			}
+		case "assistant":
+			assistantTurns++
+		}
+	}
+	dir := harnessDirPattern.FindString(prompt)
+	if dir == "" {
+		return llmtest.Text("I cannot find the harness folder in the prompt.", usage)
+	}
+	list := dir + "/feature-list.json"
+	if strings.Contains(prompt, "Do not implement any feature yet") {
+		switch assistantTurns {
+		case 0:
+			return llmtest.Calls(usage,
+				llmtest.Call("write_file", map[string]string{"path": list, "content": plannedList(promptGoal(prompt))}),
+				llmtest.Call("write_file", map[string]string{"path": dir + "/init.sh", "content": "#!/usr/bin/env bash\nset -euo pipefail\ncd \"$(dirname \"$0\")/../..\"\ntest -d .\n"}))
+		default:
+			return llmtest.Text(`Planned.
+<loop-state>{"status":"continue","summary":"planned two features","nextStep":"build alpha","feature":"alpha"}</loop-state>`, usage)
+		}
+	}
+	next := ""
+	for _, id := range fakeFeatures {
+		if strings.Contains(prompt, "test -f "+id+".done") {
+			next = id
+			break
+		}
+	}
+	if next == "" {
+		return llmtest.Text(`<loop-state>{"status":"complete","summary":"nothing left to build"}</loop-state>`, usage)
+	}
+	switch assistantTurns {
+	case 0:
+		return llmtest.Calls(usage,
+			llmtest.Call("shell", map[string]string{"command": "touch " + next + ".done && ls"}),
+			llmtest.Call("read_file", map[string]any{"path": list}))
+	case 1:
+		return llmtest.Calls(usage, llmtest.Call("edit_file", map[string]any{
+			"path":       list,
+			"old_string": fmt.Sprintf("\"verify\": \"test -f %s.done\",\n      \"passes\": false,\n      \"evidence\": null", next),
+			"new_string": fmt.Sprintf("\"verify\": \"test -f %s.done\",\n      \"passes\": true,\n      \"evidence\": \"touch %s.done; ls shows it\"", next, next),
+		}))
+	default:
+		return llmtest.Text(fmt.Sprintf(`Built %s.
+<loop-state>{"status":"continue","summary":"built %s","nextStep":"build the next feature","feature":"%s"}</loop-state>`, next, next, next), usage)
+	}
+}
+
+// promptGoal reads the goal back out of the <goal> block of a prompt.
+func promptGoal(prompt string) string {
+	_, rest, _ := strings.Cut(prompt, "<goal>")
+	goal, _, _ := strings.Cut(rest, "</goal>")
+	return strings.TrimSpace(goal)
+}
+
+func plannedList(goal string) string {
+	type feature struct {
+		ID          string   `json:"id"`
+		Category    string   `json:"category"`
+		Description string   `json:"description"`
+		Steps       []string `json:"steps"`
+		Verify      string   `json:"verify"`
+		Passes      bool     `json:"passes"`
+		Evidence    *string  `json:"evidence"`
+	}
+	l := struct {
+		Version  int       `json:"version"`
+		Goal     string    `json:"goal"`
+		Features []feature `json:"features"`
+	}{Version: 1, Goal: goal}
+	for _, id := range fakeFeatures {
+		l.Features = append(l.Features, feature{ID: id, Category: "functional",
+			Description: "The marker file " + id + ".done exists", Steps: []string{"touch " + id + ".done"},
+			Verify: "test -f " + id + ".done"})
+	}
+	data, _ := json.MarshalIndent(l, "", "  ")
+	return string(data) + "\n"
+}
