@@ -15,3 +15,21 @@ lint:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# Fuzz every parser of outside input for FUZZTIME each (make test runs the
+# seed corpora of these targets as ordinary tests).
+FUZZTIME ?= 30s
+FUZZ_TARGETS = \
+	./loopstate:FuzzParse \
+	./featurelist:FuzzParse \
+	./featurelist:FuzzCheckTurnBytes \
+	./harness:FuzzDecodeState \
+	./harness:FuzzReadControl \
+	./agent:FuzzParseUsageLines
+
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$pkg $$name"; \
+		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	done

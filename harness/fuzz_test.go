@@ -1,0 +1,79 @@
+package harness
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/grub-dev/grub/schemas"
+)
+
+// FuzzDecodeState feeds arbitrary bytes to the state loader: it must never
+// panic, must reject anything that is not a valid state with a
+// *schemas.Error, and whatever it accepts must save and load back equal.
+func FuzzDecodeState(f *testing.F) {
+	store, err := Open(f.TempDir())
+	if err != nil {
+		f.Fatal(err)
+	}
+	const id = "0a1b2c3d"
+	good, err := json.Marshal(&State{Version: StateVersion, ID: id, Goal: "g", Locale: "en", Status: StatusPaused,
+		Phase: PhaseExecution, Limits: DefaultLimits(), Agent: Agent{Kind: "command", Command: "x"}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, seed := range []string{string(good), `{}`, `null`, `{"version":1}`, `[`, "", `{"version":1,"id":"0a1b2c3d"}`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		st, err := store.DecodeState(id, data)
+		if err != nil {
+			var se *schemas.Error
+			if !errors.As(err, &se) {
+				t.Fatalf("error is not a *schemas.Error: %T %v", err, err)
+			}
+			return
+		}
+		if err := schemas.ValidateGo(schemas.State, "state.json", st); err != nil {
+			t.Fatalf("accepted a state that does not re-validate: %v", err)
+		}
+	})
+}
+
+// FuzzReadControl feeds arbitrary bytes to the control.json reader.
+func FuzzReadControl(f *testing.F) {
+	store, err := Open(f.TempDir())
+	if err != nil {
+		f.Fatal(err)
+	}
+	const id = "0a1b2c3d"
+	if err := os.MkdirAll(store.Dir(id), 0o755); err != nil {
+		f.Fatal(err)
+	}
+	for _, seed := range []string{
+		`{"version":1,"requests":[{"kind":"pause","at":"2026-01-02T03:04:05Z"}]}`,
+		`{"version":1,"requests":[{"kind":"limits","at":"2026-01-02T03:04:05Z","limits":{"maxIterations":5}}]}`,
+		`{"version":1,"requests":[]}`, `{}`, `[`, "",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if err := os.WriteFile(store.Path(id, FileControl), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cf, err := store.readControl(id)
+		if err != nil {
+			var se *schemas.Error
+			if !errors.As(err, &se) {
+				t.Fatalf("error is not a *schemas.Error: %T %v", err, err)
+			}
+			return
+		}
+		for _, r := range cf.Requests {
+			if r.Kind == "" {
+				t.Fatalf("accepted a request without a kind: %+v", r)
+			}
+		}
+	})
+}
