@@ -25,9 +25,9 @@ func cmdFakeOpenAI(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: fakeopenai [quota]")
 	}
 	srv := llmtest.NewServer()
-	srv.Fallback = scriptedModel
+	srv.SetFallback(scriptedModel)
 	if len(args) == 1 {
-		srv.Fallback = func(llmtest.Request) llmtest.Step { return llmtest.Step{Fault: llmtest.Quota} }
+		srv.SetFallback(func(llmtest.Request) llmtest.Step { return llmtest.Step{Fault: llmtest.Quota} })
 	}
 	ts.Setenv("OPENAI_BASE_URL", srv.URL())
 	ts.Setenv("OPENAI_API_KEY", "")

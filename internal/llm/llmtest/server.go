@@ -180,6 +180,15 @@ func Start(t testing.TB, steps ...Step) *Server {
 // URL is the base URL to give a client, ending in /v1.
 func (s *Server) URL() string { return s.srv.URL + "/v1" }
 
+// SetFallback sets Fallback safely while the server may already be
+// answering (requests from another process give the race detector no
+// happens-before edge with a plain field write).
+func (s *Server) SetFallback(f func(Request) Step) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Fallback = f
+}
+
 // Push appends steps to the script.
 func (s *Server) Push(steps ...Step) {
 	s.mu.Lock()
