@@ -72,6 +72,8 @@ type Controller struct {
 	mu          sync.Mutex
 	cancelTurn  context.CancelFunc
 	pauseNowReq bool
+
+	sayMu sync.Mutex // progress lines come from the loop and the heartbeat
 }
 
 // Run takes the task's lock and runs it until it stops, returning the final
@@ -194,8 +196,11 @@ func (c *Controller) loop(ctx context.Context) (*harness.State, error) {
 	}
 }
 
-// finish ends the task with the given status and persists it.
+// finish ends the task with the given status and persists it. Requests
+// that arrived meanwhile are taken so that they do not act on a later run;
+// goal and limit edits among them still apply.
 func (c *Controller) finish(s Stop) (*harness.State, error) {
+	c.applyControl()
 	c.st.Status = s.Status
 	c.st.StopReason = s.Reason
 	if err := c.persist(); err != nil {
@@ -233,6 +238,8 @@ func (c *Controller) tampered() bool {
 }
 
 func (c *Controller) say(format string, args ...any) {
+	c.sayMu.Lock()
+	defer c.sayMu.Unlock()
 	fmt.Fprintf(c.progress, "grub: "+format+"\n", args...)
 }
 

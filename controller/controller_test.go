@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -390,4 +391,37 @@ func TestSecondRunnerIsRefused(t *testing.T) {
 	if !errors.As(err, &locked) || locked.Info.PID != os.Getpid() {
 		t.Fatalf("err = %v, want a LockedError naming pid %d", err, os.Getpid())
 	}
+}
+
+func TestHeartbeatDuringLongTurn(t *testing.T) {
+	r := newTask(t, nil)
+	var progress syncBuffer
+	st, err := Run(context.Background(), Options{Store: r.store, TaskID: r.id,
+		Agent: agent.NewCommand(fakeCmd(t, "-features 2 -plan 2:slow")), Progress: &progress, Heartbeat: 100 * time.Millisecond})
+	if err != nil || st.Status != harness.StatusComplete {
+		t.Fatalf("%v %v", st.Status, err)
+	}
+	out := progress.String()
+	for _, want := range []string{"turn 2/25 started: execution, feature feature-1", "turn 2 still running (", "turn 2/25 ended after"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("progress lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
