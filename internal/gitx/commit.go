@@ -68,6 +68,9 @@ func (r *Repo) CommitTurn(ctx context.Context, t Turn) (string, error) {
 // that the first turn's commit shows only the turn's changes. It returns
 // ErrHasCommits when HEAD already names a commit.
 func (r *Repo) InitialCommit(ctx context.Context, msg string) (string, error) {
+	if !strings.HasSuffix(msg, "\n") {
+		msg += "\n"
+	}
 	return r.commit(ctx, msg, time.Now(), true)
 }
 

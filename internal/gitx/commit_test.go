@@ -60,9 +60,9 @@ func TestTurnSequence(t *testing.T) {
 		},
 		{
 			files: map[string]string{
-				"api/login.go":           "package api\n",
-				"main.go":                "package main\n\nfunc main() {}\n",
-				task + "progress-log.md": "## turn 1\n## turn 2\n",
+				"api/login.go":            "package api\n",
+				"main.go":                 "package main\n\nfunc main() {}\n",
+				task + "progress-log.md":  "## turn 1\n## turn 2\n",
 				task + "turns/0002.jsonl": "{}\n",
 			},
 			turn: Turn{TaskID: "ab12cd34", Iteration: 2, Feature: "F-001", Summary: "added the login handler", Status: "running"},
@@ -775,5 +775,25 @@ func TestDetachedHead(t *testing.T) {
 	master, err := g.Storer.Reference(plumbing.Master)
 	if err != nil || master.Hash().String() != first {
 		t.Errorf("master = %v, %v; want it left at %s", master, err, first)
+	}
+}
+
+// TestNestedRepositorySkipped: a repository inside the workspace (a
+// dependency the agent cloned, say) is not committed, as git does not add
+// its files either.
+func TestNestedRepositorySkipped(t *testing.T) {
+	t.Parallel()
+	dir := initRepo(t)
+	write(t, dir, map[string]string{"a.txt": "a\n", "vendor/dep/lib.go": "package dep\n"})
+	if _, err := git.PlainInit(filepath.Join(dir, "vendor", "dep"), false); err != nil {
+		t.Fatal(err)
+	}
+	r := mustOpen(t, dir)
+	mustCommit(t, r, Turn{TaskID: "ab12cd34", Iteration: 1, Status: "running"})
+	if got := keys(headFiles(t, dir)); !reflect.DeepEqual(got, []string{"a.txt"}) {
+		t.Errorf("HEAD has %v, want the nested repository left out", got)
+	}
+	if dirty, err := r.Dirty(); err != nil || len(dirty) != 0 {
+		t.Errorf("Dirty = %v, %v", dirty, err)
 	}
 }

@@ -61,7 +61,7 @@ func TestSameTreeAsGit(t *testing.T) {
 				"with space.txt":         "s\n",
 			},
 			exec:  []string{"run.sh"},
-			links: map[string]string{"link": "a.txt", "dangling": "missing/target"},
+			links: map[string]string{"link": "a.txt", "dangling": "missing/target", "dirlink": "src"},
 		},
 		{
 			name: "edits, deletions, a file becoming a folder",
@@ -163,5 +163,37 @@ func TestGitStagedChangesOutsideWorkspaceStayStaged(t *testing.T) {
 	}
 	if st := run(dir, "status", "--porcelain"); st != "M  other.txt\n" {
 		t.Errorf("git status = %q, want other.txt still staged", st)
+	}
+}
+
+// TestLinkedWorktree: a workspace checked out with `git worktree add`
+// commits on its own branch, with the shared object database.
+func TestLinkedWorktree(t *testing.T) {
+	t.Parallel()
+	run := gitBin(t)
+	primary := t.TempDir()
+	run(primary, "init", "-q")
+	write(t, primary, map[string]string{"a.txt": "a\n"})
+	run(primary, "add", "-A")
+	run(primary, "commit", "-q", "-m", "initial")
+	wt := filepath.Join(t.TempDir(), "wt")
+	run(primary, "worktree", "add", "-q", "-b", "grub-task", wt)
+	write(t, wt, map[string]string{"b.txt": "b\n"})
+	r := mustOpen(t, wt)
+	if dirty, err := r.Dirty(); err != nil || len(dirty) != 1 || dirty[0] != "b.txt" {
+		t.Fatalf("Dirty in a linked worktree = %v, %v", dirty, err)
+	}
+	h := mustCommit(t, r, Turn{TaskID: "ab12cd34", Iteration: 1, Summary: "in a worktree", Status: "running"})
+	if got := strings.TrimSpace(run(primary, "rev-parse", "grub-task")); got != h {
+		t.Errorf("branch grub-task at %s, want %s", got, h)
+	}
+	if st := run(wt, "status", "--porcelain"); st != "" {
+		t.Errorf("git status in the worktree after the commit:\n%s", st)
+	}
+	if st := run(primary, "status", "--porcelain"); st != "" {
+		t.Errorf("git status in the main checkout changed:\n%s", st)
+	}
+	if hist, err := r.History("ab12cd34"); err != nil || len(hist) != 1 || hist[0].Commit != h[:12] {
+		t.Errorf("History in the worktree = %v, %v", hist, err)
 	}
 }

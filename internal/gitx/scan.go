@@ -8,8 +8,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -28,6 +31,7 @@ import (
 //     match its index entry, and that is older than the index file itself
 //     (git's "racily clean" rule), keeps the entry's hash: only new and
 //     changed files are read;
+//   - the files are stat-ed and hashed on several goroutines;
 //   - with a store, only blobs that are not yet in the object database are
 //     written.
 type scanner struct {
@@ -40,6 +44,7 @@ type scanner struct {
 	fileMode bool                    // core.fileMode: trust the executable bit
 	store    *filesystem.Storage     // nil: hash only, write nothing
 	exclude  map[string]bool         // repository paths left out entirely
+	jobs     []fileJob               // files found by the walk
 	out      []*index.Entry
 }
 
@@ -92,6 +97,9 @@ func (s *scanner) scan(r *Repo, ig *ignores) ([]*index.Entry, error) {
 		return nil, err
 	}
 	if err := s.walk(r.prefix, comps, ps, false); err != nil {
+		return nil, err
+	}
+	if err := s.runJobs(); err != nil {
 		return nil, err
 	}
 	sort.Slice(s.out, func(i, j int) bool { return s.out[i].Name < s.out[j].Name })
@@ -177,9 +185,7 @@ func (s *scanner) walk(dir string, comps []string, ps []gitignore.Pattern, ignor
 			if old == nil && (ignoredDir || matchIgnored(ps, p, false)) {
 				continue
 			}
-			if err := s.file(rel, filepath.Join(abs, name), old); err != nil {
-				return err
-			}
+			s.jobs = append(s.jobs, fileJob{rel: rel, abs: filepath.Join(abs, name), old: old})
 		}
 	}
 	return nil
@@ -207,51 +213,95 @@ func (s *scanner) fresh(old *index.Entry, info fs.FileInfo, mode filemode.FileMo
 		sysMatches(old, info)
 }
 
-func (s *scanner) file(rel, abs string, old *index.Entry) error {
-	info, err := os.Lstat(abs)
-	if err != nil {
-		if isNotExist(err) {
-			return nil // removed while we looked
-		}
-		return fmt.Errorf("stat %s: %w", abs, err)
+// fileJob is a file the walk found: the index entry it had, if any.
+type fileJob struct {
+	rel, abs string
+	old      *index.Entry
+}
+
+// fileResult is a job's new index entry (nil: the file vanished), and
+// whether its content was read (its blob may be new).
+type fileResult struct {
+	e      *index.Entry
+	hashed bool
+	size   int64  // the size that was hashed
+	link   []byte // a symlink's target
+}
+
+// runJobs stats and, where needed, hashes the files the walk found, on
+// several goroutines (lstat dominates a walk of an unchanged tree, as in
+// git's preload-index), then writes the new blobs one by one.
+func (s *scanner) runJobs() error {
+	res := make([]fileResult, len(s.jobs))
+	errs := make([]error, len(s.jobs))
+	workers := min(runtime.GOMAXPROCS(0), 8, len(s.jobs)/256+1)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(s.jobs) || s.ctx.Err() != nil {
+					return
+				}
+				res[i], errs[i] = s.file(s.jobs[i])
+			}
+		})
 	}
-	mode := s.modeOf(info, old)
-	if old != nil && s.fresh(old, info, mode) {
-		c := *old
-		s.out = append(s.out, &c)
-		return nil
-	}
-	var h plumbing.Hash
-	if mode == filemode.Symlink {
-		h, err = s.symlinkBlob(abs)
-	} else {
-		h, err = s.fileBlob(abs, info.Size())
-	}
-	if err != nil {
+	wg.Wait()
+	if err := s.ctx.Err(); err != nil {
 		return err
 	}
-	e := &index.Entry{Name: rel, Hash: h, Mode: mode, Size: uint32(info.Size()), ModifiedAt: info.ModTime()}
-	fillSys(e, info)
-	s.out = append(s.out, e)
+	for i, r := range res {
+		if errs[i] != nil {
+			return errs[i]
+		}
+		if r.e == nil {
+			continue
+		}
+		if r.hashed && s.store != nil && s.store.HasEncodedObject(r.e.Hash) != nil {
+			if err := s.putBlob(s.jobs[i].abs, r); err != nil {
+				return err
+			}
+		}
+		s.out = append(s.out, r.e)
+	}
 	return nil
 }
 
-func (s *scanner) symlinkBlob(abs string) (plumbing.Hash, error) {
-	target, err := os.Readlink(abs)
+// file returns the index entry for one file, reading the file only when
+// its entry is not fresh.
+func (s *scanner) file(j fileJob) (fileResult, error) {
+	info, err := os.Lstat(j.abs)
 	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("read the link %s: %w", abs, err)
+		if isNotExist(err) {
+			return fileResult{}, nil // removed while we looked
+		}
+		return fileResult{}, fmt.Errorf("stat %s: %w", j.abs, err)
 	}
-	data := []byte(target)
-	h := plumbing.ComputeHash(plumbing.BlobObject, data)
-	if s.store == nil || s.store.HasEncodedObject(h) == nil {
-		return h, nil
+	mode := s.modeOf(info, j.old)
+	if j.old != nil && s.fresh(j.old, info, mode) {
+		c := *j.old
+		return fileResult{e: &c}, nil
 	}
-	return putObject(s.store, plumbing.BlobObject, data)
+	r := fileResult{hashed: true, size: info.Size()}
+	var h plumbing.Hash
+	if mode == filemode.Symlink {
+		target, err := os.Readlink(j.abs)
+		if err != nil {
+			return fileResult{}, fmt.Errorf("read the link %s: %w", j.abs, err)
+		}
+		r.link = []byte(target)
+		h = plumbing.ComputeHash(plumbing.BlobObject, r.link)
+	} else if h, err = hashFile(j.abs, info.Size()); err != nil {
+		return fileResult{}, err
+	}
+	r.e = &index.Entry{Name: j.rel, Hash: h, Mode: mode, Size: uint32(info.Size()), ModifiedAt: info.ModTime()}
+	fillSys(r.e, info)
+	return r, nil
 }
 
-// fileBlob hashes a regular file and, with a store, writes it as a blob
-// unless the object database already has it.
-func (s *scanner) fileBlob(abs string, size int64) (plumbing.Hash, error) {
+func hashFile(abs string, size int64) (plumbing.Hash, error) {
 	f, err := os.Open(abs)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("read %s: %w", abs, err)
@@ -265,32 +315,44 @@ func (s *scanner) fileBlob(abs string, size int64) (plumbing.Hash, error) {
 	if n != size {
 		return plumbing.ZeroHash, changedError(abs)
 	}
-	h := hasher.Sum()
-	if s.store == nil || s.store.HasEncodedObject(h) == nil {
-		return h, nil
+	return hasher.Sum(), nil
+}
+
+// putBlob writes a file's content to the object database, streaming it,
+// and checks that it still hashes to the entry's hash.
+func (s *scanner) putBlob(abs string, r fileResult) error {
+	if r.e.Mode == filemode.Symlink {
+		_, err := putObject(s.store, plumbing.BlobObject, r.link)
+		return err
 	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("read %s: %w", abs, err)
+	size := r.size
+	f, err := os.Open(abs)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", abs, err)
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err != nil || info.Size() != size {
+		return changedError(abs)
 	}
 	w, header, err := s.store.LazyWriter()
 	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("store %s in the object database: %w", abs, err)
+		return fmt.Errorf("store %s in the object database: %w", abs, err)
 	}
 	if err := header(plumbing.BlobObject, size); err != nil {
 		w.Close()
-		return plumbing.ZeroHash, fmt.Errorf("store %s in the object database: %w", abs, err)
+		return fmt.Errorf("store %s in the object database: %w", abs, err)
 	}
 	if _, err := io.CopyN(w, f, size); err != nil {
 		w.Close()
-		return plumbing.ZeroHash, fmt.Errorf("store %s in the object database: %w", abs, err)
+		return fmt.Errorf("store %s in the object database: %w", abs, err)
 	}
 	if err := w.Close(); err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("store %s in the object database: %w", abs, err)
+		return fmt.Errorf("store %s in the object database: %w", abs, err)
 	}
-	if hw, ok := w.(interface{ Hash() plumbing.Hash }); ok && hw.Hash() != h {
-		return plumbing.ZeroHash, changedError(abs)
+	if hw, ok := w.(interface{ Hash() plumbing.Hash }); ok && hw.Hash() != r.e.Hash {
+		return changedError(abs)
 	}
-	return h, nil
+	return nil
 }
 
 func changedError(abs string) error {

@@ -1,0 +1,156 @@
+package gitx
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// The benchmark tree: 10,000 tracked files of about 200 bytes in 100
+// folders of two levels, and an ignored node_modules of 10,000 files that a
+// careless walk would read.
+const (
+	benchTracked = 10_000
+	benchIgnored = 10_000
+)
+
+func benchTree(b *testing.B, dir string) {
+	b.Helper()
+	line := strings.Repeat("x", 190) + "\n"
+	files := map[string]string{".gitignore": "node_modules/\n"}
+	for i := range benchTracked {
+		files[fmt.Sprintf("src/d%02d/p%d/f%04d.go", i%10, i/10%10, i)] = fmt.Sprintf("// %d\n%s", i, line)
+	}
+	for i := range benchIgnored {
+		files[fmt.Sprintf("node_modules/m%03d/f%04d.js", i%100, i)] = line
+	}
+	write(b, dir, files)
+}
+
+// benchEdit changes one tracked file, different in every iteration.
+func benchEdit(b *testing.B, dir string, i int) {
+	b.Helper()
+	n := i % benchTracked
+	p := filepath.Join(dir, fmt.Sprintf("src/d%02d/p%d/f%04d.go", n%10, n/10%10, n))
+	if err := os.WriteFile(p, []byte(fmt.Sprintf("// edit %d at %d\n", i, time.Now().UnixNano())), 0o644); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkCommitTurn10k is a turn commit with gitx: one file changed in a
+// repository of 10,000 tracked files.
+func BenchmarkCommitTurn10k(b *testing.B) {
+	dir := initRepo(b)
+	benchTree(b, dir)
+	r := mustOpen(b, dir)
+	if _, err := r.InitialCommit(context.Background(), "initial"); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		benchEdit(b, dir, i)
+		if _, err := r.CommitTurn(context.Background(), Turn{TaskID: "ab12cd34", Iteration: i + 1, Summary: "bench", Status: "running"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkGitCLICommit10k is the same with `git add -A && git commit`.
+func BenchmarkGitCLICommit10k(b *testing.B) {
+	bin, err := exec.LookPath("git")
+	if err != nil {
+		b.Skip("the git binary is not installed")
+	}
+	dir := b.TempDir()
+	git := func(args ...string) {
+		cmd := exec.Command(bin, append([]string{"-c", "user.name=Bench", "-c", "user.email=bench@example.com",
+			"-c", "commit.gpgsign=false", "-c", "core.fsmonitor=false"}, args...)...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("init", "-q")
+	benchTree(b, dir)
+	git("add", "-A")
+	git("commit", "-q", "-m", "initial")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		benchEdit(b, dir, i)
+		git("add", "-A")
+		git("commit", "-q", "-m", "bench")
+	}
+}
+
+// BenchmarkGoGitWorktreeCommit10k is what gitx avoids: go-git's own
+// AddWithOptions(All) and Worktree.Commit, for comparison.
+func BenchmarkGoGitWorktreeCommit10k(b *testing.B) {
+	dir := initRepo(b)
+	benchTree(b, dir)
+	g, err := git.PlainOpen(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := g.Worktree()
+	if err != nil {
+		b.Fatal(err)
+	}
+	sig := &object.Signature{Name: "Bench", Email: "bench@example.com", When: time.Now()}
+	commit := func(msg string) {
+		if err := w.AddWithOptions(&git.AddOptions{All: true}); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := w.Commit(msg, &git.CommitOptions{Author: sig, AllowEmptyCommits: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	commit("initial")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		benchEdit(b, dir, i)
+		commit("bench")
+	}
+}
+
+// BenchmarkTreeHash10k is the controller's change check before and after
+// a turn.
+func BenchmarkTreeHash10k(b *testing.B) {
+	dir := initRepo(b)
+	benchTree(b, dir)
+	r := mustOpen(b, dir)
+	if _, err := r.InitialCommit(context.Background(), "initial"); err != nil {
+		b.Fatal(err)
+	}
+	benchEdit(b, dir, 1)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := r.TreeHash(".grub"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDirty10k is `grub start`'s clean-tree check.
+func BenchmarkDirty10k(b *testing.B) {
+	dir := initRepo(b)
+	benchTree(b, dir)
+	r := mustOpen(b, dir)
+	if _, err := r.InitialCommit(context.Background(), "initial"); err != nil {
+		b.Fatal(err)
+	}
+	benchEdit(b, dir, 1)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if d, err := r.Dirty(); err != nil || len(d) != 1 {
+			b.Fatal(d, err)
+		}
+	}
+}
