@@ -35,7 +35,8 @@ func fakeCmd(t *testing.T, args string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return "GRUB_FAKEAGENT=1 " + shellQuote(exe) + " " + args
+	// Without atexit_sleep_ms=0 a -race binary sleeps a second at exit.
+	return "GRUB_FAKEAGENT=1 GORACE=atexit_sleep_ms=0 " + shellQuote(exe) + " " + args
 }
 
 type run struct {
@@ -76,6 +77,7 @@ func (r *run) log() string {
 }
 
 func TestHonestAgentCompletes(t *testing.T) {
+	t.Parallel()
 	r := newTask(t, nil)
 	st, err := r.run(context.Background(), "-features 3", harness.LimitChanges{})
 	if err != nil {
@@ -99,6 +101,7 @@ func TestHonestAgentCompletes(t *testing.T) {
 }
 
 func TestRefereeRejectsCheats(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		behaviour string
 		failure   string
@@ -143,6 +146,7 @@ func TestRefereeRejectsCheats(t *testing.T) {
 }
 
 func TestStopConditions(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		args   string
@@ -183,6 +187,7 @@ func TestStopConditions(t *testing.T) {
 }
 
 func TestIterationBudgetThenResumeCompletes(t *testing.T) {
+	t.Parallel()
 	r := newTask(t, func(st *harness.State) { st.Limits.MaxIterations = 2 })
 	st, err := r.run(context.Background(), "-features 3", harness.LimitChanges{})
 	if err != nil || st.Status != harness.StatusFailed {
@@ -199,6 +204,7 @@ func TestIterationBudgetThenResumeCompletes(t *testing.T) {
 }
 
 func TestTurnTimeoutKillsHungAgent(t *testing.T) {
+	t.Parallel()
 	r := newTask(t, func(st *harness.State) {
 		st.Limits.TurnTimeoutSeconds = 5
 		st.Limits.MaxConsecutiveFailures = 1
@@ -214,6 +220,7 @@ func TestTurnTimeoutKillsHungAgent(t *testing.T) {
 }
 
 func TestTimeBudgetEndsTask(t *testing.T) {
+	t.Parallel()
 	r := newTask(t, func(st *harness.State) { st.Limits.TimeBudgetSeconds = 6 })
 	st, err := r.run(context.Background(), "-features 2 -plan 2:hang", harness.LimitChanges{})
 	if err != nil {
@@ -229,6 +236,7 @@ func TestTimeBudgetEndsTask(t *testing.T) {
 }
 
 func TestSignalLeavesTaskPausedAndResumable(t *testing.T) {
+	t.Parallel()
 	r := newTask(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
@@ -250,6 +258,7 @@ func TestSignalLeavesTaskPausedAndResumable(t *testing.T) {
 }
 
 func TestPauseNowCancelsTurn(t *testing.T) {
+	t.Parallel()
 	r := newTask(t, nil)
 	go func() {
 		waitFile(t, filepath.Join(r.store.Root, "hang.pid"))
@@ -268,6 +277,7 @@ func TestPauseNowCancelsTurn(t *testing.T) {
 }
 
 func TestControlAtTurnBoundary(t *testing.T) {
+	t.Parallel()
 	r := newTask(t, nil)
 	for _, req := range []harness.ControlRequest{
 		{Kind: harness.ControlEdit, Goal: "make better marker files"},
@@ -324,6 +334,7 @@ func waitFile(t *testing.T, path string) {
 }
 
 func TestRecoveryAfterRunnerDiedMidTurn(t *testing.T) {
+	t.Parallel()
 	r := newTask(t, func(st *harness.State) { st.Limits.MaxIterations = 2 })
 	st, err := r.run(context.Background(), "-features 2", harness.LimitChanges{})
 	if err != nil || st.FeatureListBaseline.Passing() != 1 {
@@ -380,6 +391,7 @@ func TestRecoveryAfterRunnerDiedMidTurn(t *testing.T) {
 }
 
 func TestSecondRunnerIsRefused(t *testing.T) {
+	t.Parallel()
 	r := newTask(t, nil)
 	lock, err := r.store.Lock(r.id)
 	if err != nil {
@@ -394,6 +406,7 @@ func TestSecondRunnerIsRefused(t *testing.T) {
 }
 
 func TestHeartbeatDuringLongTurn(t *testing.T) {
+	t.Parallel()
 	r := newTask(t, nil)
 	var progress syncBuffer
 	st, err := Run(context.Background(), Options{Store: r.store, TaskID: r.id,
