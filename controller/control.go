@@ -12,13 +12,20 @@ import (
 )
 
 // applyControl takes the requests other grub processes left in control.json
-// and applies them at a turn boundary. It returns a stop for pause and stop.
-func (c *Controller) applyControl() (Stop, bool) {
+// and applies them at a turn boundary. It returns a stop for pause and stop,
+// and how many requests it took.
+func (c *Controller) applyControl() (stop Stop, ok bool, taken int) {
 	reqs, err := c.store.TakeControl(c.st.ID)
 	if err != nil {
 		c.say("ignoring control requests: %v", err)
-		return Stop{}, false
+		return Stop{}, false, 0
 	}
+	s, ok := c.apply(reqs)
+	return s, ok, len(reqs)
+}
+
+// apply applies control requests to the state, in order.
+func (c *Controller) apply(reqs []harness.ControlRequest) (Stop, bool) {
 	var stop *Stop
 	for _, r := range reqs {
 		switch r.Kind {

@@ -165,7 +165,7 @@ func (c *Controller) recoverUnknownTurn() {
 
 func (c *Controller) loop(ctx context.Context) (*harness.State, error) {
 	for {
-		if stop, ok := c.applyControl(); ok {
+		if stop, ok, _ := c.applyControl(); ok {
 			return c.finish(stop)
 		}
 		if stop, ok := firstStop(c.st, beforeTurnRules); ok {
@@ -175,23 +175,33 @@ func (c *Controller) loop(ctx context.Context) (*harness.State, error) {
 		if err != nil {
 			return c.st, err
 		}
-		if ctx.Err() != nil {
-			c.st.Status = harness.StatusPaused
-			c.st.StopReason = "interrupted by a signal"
-			if err := c.persist(); err != nil {
-				return c.st, err
+		// The turn's outcome decides the task's status before the turn is
+		// recorded, so that its log entry and commit carry the final status.
+		var stop *Stop
+		switch {
+		case ctx.Err() != nil:
+			stop = &Stop{harness.StatusPaused, "interrupted by a signal"}
+		case out.stop != nil:
+			stop = out.stop
+		case c.st.Status == harness.StatusComplete:
+			stop = &Stop{harness.StatusComplete, "every feature passes and init.sh passes"}
+		default:
+			if s, ok := firstStop(c.st, afterTurnRules); ok {
+				stop = &s
 			}
+		}
+		if stop != nil {
+			c.st.Status, c.st.StopReason = stop.Status, stop.Reason
+		}
+		if err := c.record(context.WithoutCancel(ctx), out); err != nil {
+			return c.st, err
+		}
+		if ctx.Err() != nil {
 			c.say("interrupted: task %s paused; run grub resume %s to continue", c.st.ID, c.st.ID)
 			return c.st, ErrInterrupted
 		}
-		if out.stop != nil {
-			return c.finish(*out.stop)
-		}
-		if c.st.Status == harness.StatusComplete {
-			return c.finish(Stop{harness.StatusComplete, "every feature passes and init.sh passes"})
-		}
-		if stop, ok := firstStop(c.st, afterTurnRules); ok {
-			return c.finish(stop)
+		if stop != nil {
+			return c.finish(*stop)
 		}
 	}
 }
@@ -200,11 +210,16 @@ func (c *Controller) loop(ctx context.Context) (*harness.State, error) {
 // that arrived meanwhile are taken so that they do not act on a later run;
 // goal and limit edits among them still apply.
 func (c *Controller) finish(s Stop) (*harness.State, error) {
-	c.applyControl()
+	_, _, taken := c.applyControl()
+	changed := taken > 0 || c.st.Status != s.Status || c.st.StopReason != s.Reason
 	c.st.Status = s.Status
 	c.st.StopReason = s.Reason
-	if err := c.persist(); err != nil {
-		return c.st, err
+	// A stop decided after a turn was recorded (and committed) with it;
+	// only a change since needs another write.
+	if changed {
+		if err := c.persist(); err != nil {
+			return c.st, err
+		}
 	}
 	c.say("task %s %s: %s", c.st.ID, s.Status, s.Reason)
 	return c.st, nil

@@ -51,18 +51,15 @@ func (c *Controller) record(ctx context.Context, out *outcome) error {
 	if err := c.store.WriteChecklist(st.ID, st.Goal, st.FeatureListBaseline); err != nil {
 		return err
 	}
-	status := st.Status
-	if out.stop != nil {
-		status = out.stop.Status
+	// Persist before committing, so the commit holds the turn's state.
+	if err := c.persist(); err != nil {
+		return err
 	}
 	if c.opts.Committer != nil {
 		if err := c.opts.Committer.Commit(ctx, Commit{TaskID: st.ID, Iteration: st.CurrentIteration,
-			Feature: entry.Feature, Summary: out.decision.Summary, Status: string(status)}); err != nil {
+			Feature: entry.Feature, Summary: out.decision.Summary, Status: string(st.Status)}); err != nil {
 			c.say("commit of turn %d failed: %v", st.CurrentIteration, err)
 		}
-	}
-	if err := c.persist(); err != nil {
-		return err
 	}
 	passing, total := 0, 0
 	if b := st.FeatureListBaseline; b != nil {

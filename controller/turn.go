@@ -123,7 +123,7 @@ func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
 	}
 	out.changed = after != before
 	c.settle(out)
-	return out, c.record(ctx, out)
+	return out, nil
 }
 
 // referee checks the turn's decision and feature list for the current phase.

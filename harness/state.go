@@ -50,6 +50,8 @@ type State struct {
 	Limits              Limits     `json:"limits"`
 	Usage               Usage      `json:"usage"`
 	Agent               Agent      `json:"agent"`
+	// NoCommit turns off the commit after every turn (grub start --no-commit).
+	NoCommit bool `json:"noCommit,omitempty"`
 	// FeatureListBaseline is the last feature list the controller accepted.
 	FeatureListBaseline *featurelist.List `json:"featureListBaseline"`
 	LastDecision        *Decision         `json:"lastDecision"`

@@ -21,6 +21,8 @@ const (
 	Control      = "control.schema.json"
 	StatusOutput = "status-output.schema.json"
 	ListOutput   = "list-output.schema.json"
+	// HistoryOutput is the --json output of grub history.
+	HistoryOutput = "history-output.schema.json"
 )
 
 //go:embed *.schema.json

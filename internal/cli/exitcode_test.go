@@ -168,12 +168,12 @@ func TestRunVersionAndHelp(t *testing.T) {
 	if code := Run([]string{"--help"}, ios); code != 0 {
 		t.Fatalf("--help exit %d", code)
 	}
-	for _, cmd := range []string{"start", "resume", "status", "list", "pause", "stop", "edit", "log", "version", "completion"} {
+	for _, cmd := range []string{"start", "resume", "status", "list", "pause", "stop", "edit", "log", "history", "version", "completion"} {
 		if !strings.Contains(out.String(), "\n  "+cmd+" ") {
 			t.Errorf("--help does not list %s:\n%s", cmd, out)
 		}
 	}
-	for _, absent := range []string{"steer", "answer", "history", "demo", "config"} {
+	for _, absent := range []string{"steer", "answer", "demo", "config"} {
 		if strings.Contains(out.String(), "\n  "+absent+" ") {
 			t.Errorf("--help lists %s, which another issue adds", absent)
 		}

@@ -114,6 +114,7 @@ Exit codes:
 		NewCmdStop(f, nil),
 		NewCmdEdit(f, nil),
 		NewCmdLog(f, nil),
+		NewCmdHistory(f, nil),
 		NewCmdVersion(f, nil),
 	)
 	return root

@@ -142,9 +142,7 @@ func runTask(ctx context.Context, o runOptions) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	final, runErr := controller.Run(ctx, controller.Options{
+	copts := controller.Options{
 		Store:     o.Store,
 		TaskID:    o.ID,
 		Agent:     backend,
@@ -152,7 +150,22 @@ func runTask(ctx context.Context, o runOptions) error {
 		Now:       o.Now,
 		Heartbeat: o.Heartbeat,
 		Limits:    o.Limits,
-	})
+	}
+	repo, err := openRepo(o.Store.Root)
+	if err != nil {
+		return err
+	}
+	switch {
+	case repo == nil:
+		fmt.Fprintln(o.IO.ErrOut, "grub: the workspace is not a git repository: running without commits")
+	case st.NoCommit:
+		copts.Changes = gitChanges{repo}
+	default:
+		copts.Committer, copts.Changes = gitCommitter{repo}, gitChanges{repo}
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	final, runErr := controller.Run(ctx, copts)
 	if final == nil {
 		return runErr
 	}

@@ -19,12 +19,14 @@ type StartOptions struct {
 	Getenv func(string) string
 	Ctx    context.Context
 
-	Goal      string
-	Locale    string
-	Limits    harness.Limits
-	Agent     harness.Agent
-	JSON      bool
-	Heartbeat time.Duration
+	Goal       string
+	Locale     string
+	NoCommit   bool
+	AllowDirty bool
+	Limits     harness.Limits
+	Agent      harness.Agent
+	JSON       bool
+	Heartbeat  time.Duration
 }
 
 // NewCmdStart builds grub start. runF, when not nil, replaces the run
@@ -65,6 +67,13 @@ OpenAI-compatible server with workspace tools (shell, read_file, write_file,
 edit_file, list_files, glob, grep). The key comes from $OPENAI_API_KEY and
 is never stored; a local server (Ollama, vLLM, LM Studio) needs none.
 --agent command runs any program instead.
+
+In a git repository grub commits the work tree after every turn, with the
+message "grub(<id>) #<n> <feature>: <summary>" and Grub-Task,
+Grub-Iteration and Grub-Status trailers (grub history lists them). It
+refuses a work tree with uncommitted changes unless --allow-dirty, commits
+the existing tree first in a repository without commits, and never pushes,
+resets, rebases or amends. --no-commit turns commits off.
 
 Durations are Go durations: 90s, 45m, 2h. --turn-timeout bounds each agent
 turn; --init-timeout bounds each run of init.sh and of a verify command.`,
@@ -140,6 +149,8 @@ turn; --init-timeout bounds each run of init.sh and of a verify command.`,
 	fl.DurationVar(&turnTimeout, "turn-timeout", time.Duration(defaults.TurnTimeoutSeconds)*time.Second, "the longest one agent turn may run before its process group is killed")
 	fl.DurationVar(&initTimeout, "init-timeout", time.Duration(defaults.InitTimeoutSeconds)*time.Second, "the longest init.sh or a verify command may run")
 	fl.StringVar(&opts.Locale, "locale", "en", "language of the prompts: en or zh")
+	fl.BoolVar(&opts.NoCommit, "no-commit", false, "do not commit after every turn (in a git workspace grub commits each turn by default)")
+	fl.BoolVar(&opts.AllowDirty, "allow-dirty", false, "start even though the work tree has uncommitted changes; the first turn's commit includes them")
 	af.register(cmd)
 	return cmd
 }
@@ -149,10 +160,29 @@ func startRun(opts *StartOptions) error {
 	if err != nil {
 		return err
 	}
+	id, err := harness.NewID()
+	if err != nil {
+		return err
+	}
+	if !opts.NoCommit {
+		repo, err := openRepo(store.Root)
+		if err != nil {
+			return err
+		}
+		if repo != nil {
+			note, err := prepareRepo(ctxOr(opts.Ctx), repo, id, opts.AllowDirty)
+			if err != nil {
+				return err
+			}
+			if note != "" {
+				fmt.Fprintln(opts.IO.ErrOut, "grub: "+note)
+			}
+		}
+	}
 	now := opts.Now().UTC()
 	st := &harness.State{
-		Goal: opts.Goal, Locale: opts.Locale, Status: harness.StatusRunning, Phase: harness.PhaseInitializer,
-		CreatedAt: now, UpdatedAt: now, Limits: opts.Limits, Agent: opts.Agent,
+		ID: id, Goal: opts.Goal, Locale: opts.Locale, Status: harness.StatusRunning, Phase: harness.PhaseInitializer,
+		CreatedAt: now, UpdatedAt: now, Limits: opts.Limits, Agent: opts.Agent, NoCommit: opts.NoCommit,
 	}
 	if err := store.Create(st); err != nil {
 		return err

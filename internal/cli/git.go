@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/grub-dev/grub/controller"
+	"github.com/grub-dev/grub/harness"
+	"github.com/grub-dev/grub/internal/gitx"
+)
+
+// gitCommitter commits every turn (DESIGN.md section 8).
+type gitCommitter struct{ repo *gitx.Repo }
+
+func (g gitCommitter) Commit(ctx context.Context, c controller.Commit) error {
+	_, err := g.repo.CommitTurn(ctx, gitx.Turn{TaskID: c.TaskID, Iteration: c.Iteration, Feature: c.Feature, Summary: c.Summary, Status: c.Status})
+	return err
+}
+
+// gitChanges tells whether a turn changed the workspace from git's view of
+// the work tree; grub's own folder is not progress.
+type gitChanges struct{ repo *gitx.Repo }
+
+func (g gitChanges) Snapshot() (string, error) { return g.repo.TreeHash(harness.GrubDirName) }
+
+// openRepo opens the workspace's git repository; nil without error when the
+// workspace is not in one.
+func openRepo(root string) (*gitx.Repo, error) {
+	repo, err := gitx.Open(root)
+	if errors.Is(err, gitx.ErrNotRepo) {
+		return nil, nil
+	}
+	return repo, err
+}
+
+// prepareRepo readies a repository for a new task: a repository without
+// commits gets grub's first commit of the existing tree; a work tree with
+// uncommitted changes is refused unless allowDirty.
+func prepareRepo(ctx context.Context, repo *gitx.Repo, id string, allowDirty bool) (note string, err error) {
+	has, err := repo.HasCommits()
+	if err != nil {
+		return "", err
+	}
+	if !has {
+		hash, err := repo.InitialCommit(ctx, fmt.Sprintf("grub: the project before task %s", id))
+		if err != nil {
+			return "", fmt.Errorf("make the first commit of this repository: %w", err)
+		}
+		return fmt.Sprintf("the repository had no commits: committed the existing tree as %s", short(hash)), nil
+	}
+	if allowDirty {
+		return "", nil
+	}
+	dirty, err := repo.Dirty()
+	if err != nil {
+		return "", err
+	}
+	if len(dirty) > 0 {
+		shown := dirty
+		if len(shown) > 5 {
+			shown = append(shown[:5:5], fmt.Sprintf("and %d more", len(dirty)-5))
+		}
+		return "", usageErrorf("the work tree has uncommitted changes (%s): grub commits every turn, so commit or stash them first, or pass --allow-dirty to let the first turn's commit include them",
+			strings.Join(shown, ", "))
+	}
+	return "", nil
+}
+
+func short(hash string) string {
+	if len(hash) > 12 {
+		return hash[:12]
+	}
+	return hash
+}

@@ -1,0 +1,117 @@
+package cli
+
+import (
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/grub-dev/grub/harness"
+	"github.com/grub-dev/grub/schemas"
+)
+
+// HistoryOptions are the inputs of grub history.
+type HistoryOptions struct {
+	IO    *IOStreams
+	Store func() (*harness.Store, error)
+
+	ID   string
+	JSON bool
+}
+
+// NewCmdHistory builds grub history. runF, when not nil, replaces the run
+// function (tests use it to check flag parsing).
+func NewCmdHistory(f *Factory, runF func(*HistoryOptions) error) *cobra.Command {
+	opts := &HistoryOptions{IO: f.IO, Store: f.Store}
+	cmd := &cobra.Command{
+		Use:   "history [<id>]",
+		Short: "List a task's turns from git history",
+		Long: `List the turns of a task as grub committed them: one row per commit, with the
+commit, time, iteration, feature, status after the turn and summary. It
+reads the repository directly (no git binary needed) and keeps the commits
+whose Grub-Task trailer names the task, oldest first.
+
+Review a turn with git show <commit>, or the whole run with
+git log -p .grub/<id>/progress-log.md.
+
+--json prints one object that follows schemas/history-output.schema.json.`,
+		Example: `  grub history
+  grub history 0a1b2c3d --json | jq '.turns[] | select(.status == "failed")'`,
+		Args:              taskIDArg,
+		ValidArgsFunction: completeTaskIDs(f),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				opts.ID = args[0]
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return historyRun(opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print one JSON object (schemas/history-output.schema.json)")
+	return cmd
+}
+
+type historyOutput struct {
+	Task  string        `json:"task"`
+	Turns []historyTurn `json:"turns"`
+}
+
+type historyTurn struct {
+	Commit    string    `json:"commit"`
+	Time      time.Time `json:"time"`
+	Iteration int       `json:"iteration"`
+	Feature   string    `json:"feature,omitempty"`
+	Status    string    `json:"status"`
+	Summary   string    `json:"summary"`
+}
+
+func historyRun(opts *HistoryOptions) error {
+	store, err := opts.Store()
+	if err != nil {
+		return err
+	}
+	id, err := resolveTask(store, opts.ID)
+	if err != nil {
+		return err
+	}
+	repo, err := openRepo(store.Root)
+	if err != nil {
+		return err
+	}
+	if repo == nil {
+		return usageErrorf("%s is not in a git repository, so task %s has no history; read its progress log with grub log", store.Root, id)
+	}
+	entries, err := repo.History(id)
+	if err != nil {
+		return err
+	}
+	out := historyOutput{Task: id, Turns: []historyTurn{}}
+	for _, e := range entries {
+		out.Turns = append(out.Turns, historyTurn{Commit: e.Commit, Time: e.Time.UTC(), Iteration: e.Iteration,
+			Feature: e.Feature, Status: e.Status, Summary: e.Summary})
+	}
+	if opts.JSON {
+		return writeJSON(opts.IO.Out, schemas.HistoryOutput, out)
+	}
+	if len(out.Turns) == 0 {
+		fmt.Fprintf(opts.IO.ErrOut, "task %s has no commits yet (it ran with --no-commit, or has not finished a turn)\n", id)
+		return nil
+	}
+	tw := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "COMMIT\tTIME\tTURN\tFEATURE\tSTATUS\tSUMMARY")
+	for _, t := range out.Turns {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", short(t.Commit), t.Time.Format(time.DateTime), t.Iteration,
+			orDash(t.Feature), t.Status, oneLine(t.Summary, 60))
+	}
+	return tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
