@@ -124,7 +124,9 @@ func (o *OpenAI) RunTurn(ctx context.Context, t Turn) (Result, error) {
 	toolList := o.cfg.Tools
 	if toolList == nil {
 		var err error
-		toolList, err = tools.All(tools.DefaultConfig(t.Workspace, t.HarnessDir))
+		cfg := tools.DefaultConfig(t.Workspace, t.HarnessDir)
+		cfg.Started = t.Started
+		toolList, err = tools.All(cfg)
 		if err != nil {
 			return Result{}, fmt.Errorf("openai agent: %w", err)
 		}

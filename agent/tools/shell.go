@@ -28,6 +28,7 @@ var shellEnv = []string{"GIT_TERMINAL_PROMPT=0", "GIT_PAGER=cat", "PAGER=cat"}
 type ShellTool struct {
 	base
 	timeout time.Duration
+	started func(pgid int)
 }
 
 // NewShellTool returns the shell tool: `sh -c` in cfg.Workspace, in its own
@@ -35,7 +36,7 @@ type ShellTool struct {
 // asks for another timeout (up to MaxShellTimeout).
 func NewShellTool(cfg Config) Tool {
 	cfg = cfg.withDefaults()
-	return &ShellTool{base: newBase("shell", shellDescription, ShellParams{}, cfg), timeout: cfg.ShellTimeout}
+	return &ShellTool{base: newBase("shell", shellDescription, ShellParams{}, cfg), timeout: cfg.ShellTimeout, started: cfg.Started}
 }
 
 // Run implements Tool. A timeout is an IsError result; a cancellation of
@@ -71,6 +72,7 @@ func (t *ShellTool) run(ctx context.Context, args json.RawMessage) (string, erro
 		Env:       shellEnv,
 		Timeout:   timeout,
 		MaxOutput: ShellMaxOutput,
+		Started:   t.started,
 	})
 	if err != nil {
 		return "", fmt.Errorf("tools: shell: %w", err)

@@ -109,3 +109,22 @@ func TestShellKillsBackgroundLeftovers(t *testing.T) {
 	}
 	waitGone(t, pid)
 }
+
+// Every shell command's process group is reported as it starts, so the
+// controller can record it in the lock and end it after a crash.
+func TestShellReportsProcessGroup(t *testing.T) {
+	var groups []int
+	e := newEnv(t, func(c *Config) { c.Started = func(pgid int) { groups = append(groups, pgid) } })
+	res := e.run("shell", map[string]any{"command": "awk '{print $5}' /proc/$$/stat > pgid.txt"})
+	if res.IsError {
+		t.Fatalf("shell: %+v", res)
+	}
+	b, err := os.ReadFile(filepath.Join(e.ws, "pgid.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if len(groups) != 1 || groups[0] != want || want == syscall.Getpgrp() {
+		t.Fatalf("reported groups %v, the command ran in group %d", groups, want)
+	}
+}

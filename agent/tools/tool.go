@@ -97,6 +97,10 @@ type Config struct {
 	// MaxGrepMatches caps the matching lines grep shows; zero means
 	// DefaultMaxGrepMatches.
 	MaxGrepMatches int
+	// Started, if set, receives the process group of every shell command
+	// as it starts, so that the controller can record it in the task's
+	// lock and end it after a crash.
+	Started func(pgid int)
 }
 
 // DefaultConfig returns the configuration of DESIGN.md section 7 for a task
