@@ -371,8 +371,19 @@ func (r *turnRun) runTool(ctx context.Context, call llm.ToolCall) error {
 	if n := r.repeats[key]; n >= RepeatLimit {
 		return fmt.Errorf("repeated call: the model called %s with the same arguments %s %d times and got the same result each time", call.Name, clip(args, 200), n)
 	}
+	if !res.IsError && mutates(call.Name) {
+		// The workspace changed: the same check giving the same answer
+		// after an edit is progress, not a loop. Only a repeat of this very
+		// edit still counts.
+		n := r.repeats[key]
+		clear(r.repeats)
+		r.repeats[key] = n
+	}
 	return nil
 }
+
+// mutates reports whether a tool changes the workspace.
+func mutates(tool string) bool { return tool == "write_file" || tool == "edit_file" }
 
 // view returns the conversation as it is sent: tool results stubbed where
 // the context is under pressure. It also returns how many are stubbed.

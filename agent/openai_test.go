@@ -666,3 +666,59 @@ func TestSystemPromptHasNoLoopStateExample(t *testing.T) {
 		t.Error("the system prompt holds a loop-state block that validates")
 	}
 }
+
+// An edit between identical checks is progress: a model that edits and then
+// gets the same clean build each time is not looping.
+func TestOpenAIRepeatedCheckAfterEditsIsNotALoop(t *testing.T) {
+	check := &fakeTool{name: "probe", run: func(context.Context, json.RawMessage) (tools.Result, error) {
+		return tools.Result{Text: "build ok"}, nil
+	}}
+	edit := &fakeTool{name: "edit_file", run: func(context.Context, json.RawMessage) (tools.Result, error) {
+		return tools.Result{Text: "edited"}, nil
+	}}
+	var steps []llmtest.Step
+	for i := 0; i < 3; i++ {
+		steps = append(steps,
+			llmtest.Calls(nil, llmtest.Call("edit_file", fmt.Sprintf(`{"n":%d}`, i))),
+			llmtest.Calls(nil, llmtest.Call("probe", `{"x":"a"}`)))
+	}
+	steps = append(steps, llmtest.Text("end", nil))
+	srv := llmtest.Start(t, steps...)
+	res, err := NewOpenAI(OpenAIConfig{Client: newClient(t, srv), Tools: []tools.Tool{check, edit}}).
+		RunTurn(context.Background(), newTurn(t, 1, "go"))
+	if err != nil || res.FinalMessage != "end" {
+		t.Fatalf("RunTurn = %q, %v; want the turn to go on", res.FinalMessage, err)
+	}
+
+	// The same edit three times in a row is still a loop.
+	same := []llmtest.Step{}
+	for i := 0; i < 3; i++ {
+		same = append(same, llmtest.Calls(nil, llmtest.Call("edit_file", `{"n":1}`)))
+	}
+	srv = llmtest.Start(t, same...)
+	_, err = NewOpenAI(OpenAIConfig{Client: newClient(t, srv), Tools: []tools.Tool{check, edit}}).
+		RunTurn(context.Background(), newTurn(t, 1, "go"))
+	if err == nil || !strings.Contains(err.Error(), "repeated call") {
+		t.Fatalf("err = %v, want a repeated-call failure", err)
+	}
+}
+
+// The shell tool's process groups reach Turn.Started, so the controller can
+// record them in the lock and end them after a crash.
+func TestOpenAIReportsShellProcessGroups(t *testing.T) {
+	srv := llmtest.Start(t,
+		llmtest.Calls(nil, llmtest.Call("shell", map[string]string{"command": "true"})),
+		llmtest.Text("done", nil))
+	turn := newTurn(t, 1, "go")
+	var mu sync.Mutex
+	var groups []int
+	turn.Started = func(pgid int) { mu.Lock(); groups = append(groups, pgid); mu.Unlock() }
+	if _, err := NewOpenAI(OpenAIConfig{Client: newClient(t, srv)}).RunTurn(context.Background(), turn); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(groups) == 0 || groups[0] <= 1 {
+		t.Fatalf("Started got %v, want the shell command's process group", groups)
+	}
+}

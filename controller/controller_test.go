@@ -134,6 +134,9 @@ func TestRefereeRejectsCheats(t *testing.T) {
 			if !strings.Contains(log, c.failure) {
 				t.Errorf("progress log does not name %q:\n%s", c.failure, log)
 			}
+			if c.behaviour == "fail" && strings.Contains(log, "loop-state") {
+				t.Errorf("a turn whose agent failed is not also blamed for its missing loop-state:\n%s", log)
+			}
 			prompt, err := os.ReadFile(filepath.Join(r.store.Dir(r.id), "turns", "0003.prompt.md"))
 			if err != nil {
 				t.Fatal(err)

@@ -110,11 +110,13 @@ func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
 	case runErr != nil && !errors.Is(runErr, agent.ErrBudgetSpent):
 		out.fail("the agent failed: %v", runErr)
 	}
+
+	agentFailed := len(out.failures) > 0
 	if c.tampered() {
 		out.fail("state.json was modified during the turn; only grub writes it, and your change was discarded")
 	}
 
-	if err := c.referee(ctx, out, res.FinalMessage); err != nil {
+	if err := c.referee(ctx, out, res.FinalMessage, agentFailed); err != nil {
 		return nil, err
 	}
 	after, err := c.changes.Snapshot()
@@ -127,7 +129,16 @@ func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
 }
 
 // referee checks the turn's decision and feature list for the current phase.
-func (c *Controller) referee(ctx context.Context, out *outcome, message string) error {
+// A turn whose agent failed (timeout, crash, request cap) has no decision to
+// parse: its failure is reason enough, and its edits are undone.
+func (c *Controller) referee(ctx context.Context, out *outcome, message string, agentFailed bool) error {
+	if agentFailed {
+		out.decision = harness.Decision{Status: "failed", Summary: "the agent did not finish the turn"}
+		if c.st.Phase == harness.PhaseExecution {
+			return c.restoreIfChanged()
+		}
+		return nil
+	}
 	if out.cancelled || out.stop != nil {
 		if out.decision.Status == "" {
 			out.decision = harness.Decision{Status: "cancelled", Summary: "the turn was cancelled before it finished"}

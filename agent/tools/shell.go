@@ -66,6 +66,11 @@ func (t *ShellTool) run(ctx context.Context, args json.RawMessage) (string, erro
 	if err := t.ws.check(); err != nil {
 		return "", err
 	}
+	if t.started != nil {
+		// Once the command and its leftovers are gone there is nothing to
+		// end after a crash.
+		defer t.started(0)
+	}
 	res, err := proc.Run(ctx, proc.Spec{
 		Command:   p.Command,
 		Dir:       t.ws.real,

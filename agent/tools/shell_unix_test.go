@@ -124,7 +124,7 @@ func TestShellReportsProcessGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	want, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	if len(groups) != 1 || groups[0] != want || want == syscall.Getpgrp() {
-		t.Fatalf("reported groups %v, the command ran in group %d", groups, want)
+	if len(groups) != 2 || groups[0] != want || groups[1] != 0 || want == syscall.Getpgrp() {
+		t.Fatalf("reported groups %v, want [%d 0]: the command's group, then none once it is over", groups, want)
 	}
 }
