@@ -17,17 +17,30 @@ import (
 // builds them with grub's real tools, so `grub start --agent openai` runs
 // end to end over real HTTP.
 //
-// With the argument quota, every request is refused with insufficient_quota.
+// With the argument quota, every request is refused with insufficient_quota;
+// with nousage, the replies carry no usage.
 //
-//	fakeopenai [quota]
+//	fakeopenai [quota|nousage]
 func cmdFakeOpenAI(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) > 1 || len(args) == 1 && args[0] != "quota" {
-		ts.Fatalf("usage: fakeopenai [quota]")
+	mode := ""
+	if len(args) == 1 {
+		mode = args[0]
+	}
+	if neg || len(args) > 1 || mode != "" && mode != "quota" && mode != "nousage" {
+		ts.Fatalf("usage: fakeopenai [quota|nousage]")
 	}
 	srv := llmtest.NewServer()
-	srv.SetFallback(scriptedModel)
-	if len(args) == 1 {
+	switch mode {
+	case "quota":
 		srv.SetFallback(func(llmtest.Request) llmtest.Step { return llmtest.Step{Fault: llmtest.Quota} })
+	case "nousage":
+		srv.SetFallback(func(r llmtest.Request) llmtest.Step {
+			step := scriptedModel(r)
+			step.Usage = nil
+			return step
+		})
+	default:
+		srv.SetFallback(scriptedModel)
 	}
 	ts.Setenv("OPENAI_BASE_URL", srv.URL())
 	ts.Setenv("OPENAI_API_KEY", "")

@@ -53,9 +53,17 @@ func prepareRepo(ctx context.Context, repo *gitx.Repo, id string, allowDirty boo
 	if allowDirty {
 		return "", nil
 	}
-	dirty, err := repo.Dirty()
+	all, err := repo.Dirty()
 	if err != nil {
 		return "", err
+	}
+	// grub's own files change between turns (an idle pause, stop or
+	// edit writes state.json); they are not the user's uncommitted work.
+	var dirty []string
+	for _, p := range all {
+		if !strings.HasPrefix(p, harness.GrubDirName+"/") {
+			dirty = append(dirty, p)
+		}
 	}
 	if len(dirty) > 0 {
 		shown := dirty

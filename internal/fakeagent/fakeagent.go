@@ -37,6 +37,7 @@ import (
 //	blocked           report blocked on a missing credential
 //	question          report blocked with a question for the user
 //	idle              change nothing and report continue
+//	touch             rewrite touched.txt with the same content (a new mtime, no change)
 //	fail              exit 3 without a message
 //	hang              write hang.pid and sleep until killed
 //	slow              sleep 1s, then honest work
@@ -124,6 +125,12 @@ func (a *fake) execute(behaviour string) int {
 		return 0
 	case "idle":
 		say("continue", "looked around", "look around more", "")
+		return 0
+	case "touch":
+		if err := os.WriteFile(filepath.Join(a.workspace, "touched.txt"), []byte("same\n"), 0o644); err != nil {
+			return fail(err)
+		}
+		say("continue", "rewrote touched.txt", "rewrite it again", "")
 		return 0
 	case "fail":
 		fmt.Fprintln(os.Stderr, "fakeagent: crashed on purpose")
