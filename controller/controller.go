@@ -51,6 +51,8 @@ type Options struct {
 	Limits harness.LimitChanges
 }
 
+const interruptedReason = "interrupted by a signal"
+
 // ErrInterrupted is returned when a signal cancelled the run; the task is
 // left paused and can be resumed.
 var ErrInterrupted = errors.New("interrupted: task paused, run grub resume to continue")
@@ -99,11 +101,8 @@ func Run(ctx context.Context, o Options) (*harness.State, error) {
 	if c.changes == nil {
 		c.changes = &treeFingerprint{root: o.Store.Root}
 	}
-	if prev := lock.Previous(); prev.AgentPGID > 0 && proc.GroupAlive(prev.AgentPGID) {
-		c.say("ending agent process group %d left behind by a runner that died", prev.AgentPGID)
-		if err := proc.KillGroup(prev.AgentPGID); err != nil {
-			return nil, fmt.Errorf("end the agent left by the previous runner (process group %d): %w", prev.AgentPGID, err)
-		}
+	if err := c.endLeftAgent(lock.Previous()); err != nil {
+		return nil, err
 	}
 	st, err := c.store.LoadState(o.TaskID)
 	if err != nil {
@@ -123,6 +122,23 @@ func Run(ctx context.Context, o Options) (*harness.State, error) {
 	}
 	defer stopWatch()
 	return c.loop(ctx)
+}
+
+// endLeftAgent ends the agent process group a dead runner left on record
+// in the lock file, so that two agents never work at once, and clears it.
+// A group recorded on another host is not ours to signal.
+func (c *Controller) endLeftAgent(prev harness.LockInfo) error {
+	if prev.AgentPGID <= 0 {
+		return nil
+	}
+	host, _ := os.Hostname()
+	if prev.Host == host && proc.GroupAlive(prev.AgentPGID) {
+		c.say("ending agent process group %d left behind by a runner that died", prev.AgentPGID)
+		if err := proc.KillGroup(prev.AgentPGID); err != nil {
+			return fmt.Errorf("end the agent left by the previous runner (process group %d): %w", prev.AgentPGID, err)
+		}
+	}
+	return c.lock.SetAgentPGID(0)
 }
 
 // prepare makes a loaded task runnable: it applies limit changes, clears the
@@ -177,10 +193,11 @@ func (c *Controller) loop(ctx context.Context) (*harness.State, error) {
 		}
 		// The turn's outcome decides the task's status before the turn is
 		// recorded, so that its log entry and commit carry the final status.
+		c.account()
 		var stop *Stop
 		switch {
 		case ctx.Err() != nil:
-			stop = &Stop{harness.StatusPaused, "interrupted by a signal"}
+			stop = &Stop{harness.StatusPaused, interruptedReason}
 		case out.stop != nil:
 			stop = out.stop
 		case c.st.Status == harness.StatusComplete:
@@ -196,11 +213,13 @@ func (c *Controller) loop(ctx context.Context) (*harness.State, error) {
 		if err := c.record(context.WithoutCancel(ctx), out); err != nil {
 			return c.st, err
 		}
-		if ctx.Err() != nil {
+		if stop != nil && stop.Status == harness.StatusPaused && stop.Reason == interruptedReason {
 			c.say("interrupted: task %s paused; run grub resume %s to continue", c.st.ID, c.st.ID)
 			return c.st, ErrInterrupted
 		}
 		if stop != nil {
+			// A signal that arrives while the turn is recorded does not
+			// change an outcome already decided.
 			return c.finish(*stop)
 		}
 	}
@@ -225,8 +244,9 @@ func (c *Controller) finish(s Stop) (*harness.State, error) {
 	return c.st, nil
 }
 
-// persist accounts the time spent since the last call and writes state.json.
-func (c *Controller) persist() error {
+// account adds the wall-clock time spent since the last call to the task's
+// usage, in whole seconds, carrying the remainder.
+func (c *Controller) account() time.Time {
 	now := c.now()
 	c.carry += now.Sub(c.mark)
 	c.mark = now
@@ -234,6 +254,12 @@ func (c *Controller) persist() error {
 		c.st.Usage.TimeUsedSeconds += secs
 		c.carry -= time.Duration(secs) * time.Second
 	}
+	return now
+}
+
+// persist accounts the time spent since the last call and writes state.json.
+func (c *Controller) persist() error {
+	now := c.account()
 	c.st.UpdatedAt = now.UTC()
 	if err := c.store.SaveState(c.st); err != nil {
 		return err

@@ -40,10 +40,33 @@ func fakeCmd(t *testing.T, args string) string {
 }
 
 type run struct {
-	t      *testing.T
-	store  *harness.Store
-	id     string
-	stderr bytes.Buffer
+	t       *testing.T
+	store   *harness.Store
+	id      string
+	stderr  bytes.Buffer
+	commits recorder
+}
+
+// recorder is a Committer that remembers the commits it was asked for.
+type recorder struct {
+	mu      sync.Mutex
+	commits []Commit
+}
+
+func (r *recorder) Commit(_ context.Context, c Commit) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.commits = append(r.commits, c)
+	return nil
+}
+
+func (r *recorder) last() Commit {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.commits) == 0 {
+		return Commit{}
+	}
+	return r.commits[len(r.commits)-1]
 }
 
 func newTask(t *testing.T, mutate func(*harness.State)) *run {
@@ -68,7 +91,7 @@ func newTask(t *testing.T, mutate func(*harness.State)) *run {
 
 func (r *run) run(ctx context.Context, agentArgs string, lim harness.LimitChanges) (*harness.State, error) {
 	return Run(ctx, Options{Store: r.store, TaskID: r.id, Agent: agent.NewCommand(fakeCmd(r.t, agentArgs)),
-		Progress: &r.stderr, Limits: lim, Heartbeat: time.Hour})
+		Progress: &r.stderr, Limits: lim, Heartbeat: time.Hour, Committer: &r.commits})
 }
 
 func (r *run) log() string {
@@ -88,6 +111,12 @@ func TestHonestAgentCompletes(t *testing.T) {
 	}
 	if st.CurrentIteration != 4 || st.FeatureListBaseline.Passing() != 3 {
 		t.Fatalf("iteration %d, passing %d", st.CurrentIteration, st.FeatureListBaseline.Passing())
+	}
+	if n := len(r.commits.commits); n != 4 {
+		t.Errorf("%d commits, want one per turn", n)
+	}
+	if c := r.commits.last(); c.Status != "complete" || c.Feature != "feature-3" || c.Summary != "implemented feature-3" {
+		t.Errorf("last commit %+v", c)
 	}
 	if st.AwaitingTurn || st.ConsecutiveFailures != 0 {
 		t.Fatalf("state not settled: %+v", st)
@@ -235,6 +264,9 @@ func TestTimeBudgetEndsTask(t *testing.T) {
 	if st.ConsecutiveFailures != 0 {
 		t.Errorf("a turn cut short by the time budget is not a failure: %d", st.ConsecutiveFailures)
 	}
+	if c := r.commits.last(); c.Iteration != 2 || c.Status != string(harness.StatusBudgetLimited) {
+		t.Errorf("last commit %+v, want turn 2 committed with the final status budget_limited", c)
+	}
 	assertGone(t, filepath.Join(r.store.Root, "hang.pid"))
 }
 
@@ -354,7 +386,8 @@ func TestRecoveryAfterRunnerDiedMidTurn(t *testing.T) {
 	defer orphan.Process.Kill()
 	exited := make(chan struct{})
 	go func() { orphan.Wait(); close(exited) }()
-	lockInfo := fmt.Sprintf(`{"pid":999999,"host":"gone","startedAt":"2026-01-01T00:00:00Z","agentPgid":%d}`, orphan.Process.Pid)
+	host, _ := os.Hostname()
+	lockInfo := fmt.Sprintf(`{"pid":999999,"host":%q,"startedAt":"2026-01-01T00:00:00Z","agentPgid":%d}`, host, orphan.Process.Pid)
 	if err := os.WriteFile(r.store.Path(r.id, harness.FileLock), []byte(lockInfo), 0o644); err != nil {
 		t.Fatal(err)
 	}

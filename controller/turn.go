@@ -43,8 +43,9 @@ func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
 	now := c.now().UTC()
 	st.AwaitingTurn = true
 	st.TurnStartedAt = &now
+	// The notes stay in state until the agent has had the turn, so a crash
+	// mid-turn delivers them again instead of losing them.
 	pending := st.Pending
-	st.Pending = harness.Pending{}
 
 	prompt, feature, err := c.buildPrompt(pending)
 	if err != nil {
@@ -71,6 +72,7 @@ func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
 	c.mu.Lock()
 	c.cancelTurn, c.pauseNowReq = cancel, false
 	c.mu.Unlock()
+	c.checkPauseNow() // a pause --now that came before the watch could see a turn
 	stopBeat := c.heartbeat(feature)
 	start := c.now()
 	res, runErr := c.opts.Agent.RunTurn(turnCtx, agent.Turn{
@@ -94,6 +96,7 @@ func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
 	cancel()
 	_ = c.lock.SetAgentPGID(0)
 
+	st.Pending = harness.Pending{}
 	out := &outcome{usage: res.Usage, elapsed: c.now().Sub(start), phase: st.Phase, feature: feature}
 	c.addUsage(res.Usage)
 	switch {

@@ -68,7 +68,12 @@ func (s *Store) Lock(id string) (*Lock, error) {
 		time.Sleep(lockRetryDelay)
 	}
 	host, _ := os.Hostname()
-	l := &Lock{f: f, id: id, prev: readLockInfo(path, false), info: LockInfo{PID: os.Getpid(), Host: host, StartedAt: time.Now().UTC().Truncate(time.Second)}}
+	prev := readLockInfo(path, false)
+	// An agent a dead runner left behind stays on record until a
+	// controller has ended it (SetAgentPGID(0)): a short-lived holder such
+	// as grub pause must not make it forgotten.
+	l := &Lock{f: f, id: id, prev: prev, info: LockInfo{PID: os.Getpid(), Host: host,
+		StartedAt: time.Now().UTC().Truncate(time.Second), AgentPGID: prev.AgentPGID}}
 	if err := l.writeInfo(); err != nil {
 		unlock(f)
 		f.Close()
@@ -121,15 +126,14 @@ func (l *Lock) writeInfo() error {
 	return l.f.Sync()
 }
 
-// Release clears the recorded agent process group (a clean holder has ended
-// its agent) and unlocks. The file stays. Releasing twice is harmless.
+// Release unlocks. The file stays, with the agent process group still on
+// record if the holder did not clear it. Releasing twice is harmless.
 func (l *Lock) Release() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {
 		return nil
 	}
-	l.info.AgentPGID = 0
 	werr := l.writeInfo()
 	uerr := unlock(l.f)
 	cerr := l.f.Close()

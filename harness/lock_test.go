@@ -105,8 +105,8 @@ func TestLockHolderAndAgentPGID(t *testing.T) {
 		t.Fatal("SetAgentPGID after Release succeeded")
 	}
 	info, held, err = s.Holder(st.ID)
-	if err != nil || held || info.PID != os.Getpid() || info.AgentPGID != 0 {
-		t.Fatalf("Holder after Release = %+v, %v, %v; want not held, last holder, agent cleared", info, held, err)
+	if err != nil || held || info.PID != os.Getpid() || info.AgentPGID != 17 {
+		t.Fatalf("Holder after Release = %+v, %v, %v; want not held, last holder, agent still on record", info, held, err)
 	}
 	if _, err := os.Stat(s.Path(st.ID, FileLock)); err != nil {
 		t.Fatalf("lock file gone after Release: %v", err)
@@ -224,15 +224,15 @@ func TestLockTwoProcesses(t *testing.T) {
 		t.Fatalf("winner: %v", err)
 	}
 	info, held, err = s.Holder(st.ID)
-	if err != nil || held || info.AgentPGID != 0 {
-		t.Fatalf("Holder after the winner released = %+v, %v, %v; want not held, agent cleared", info, held, err)
+	if err != nil || held || info.AgentPGID != 1000 {
+		t.Fatalf("Holder after the winner released = %+v, %v, %v; want not held, its agent still on record", info, held, err)
 	}
 	l, err := s.Lock(st.ID)
 	if err != nil {
 		t.Fatalf("Lock after the winner exited = %v", err)
 	}
-	if prev := l.Previous(); prev.PID != winner.cmd.Process.Pid || prev.AgentPGID != 0 {
-		t.Fatalf("Previous() after a clean release = %+v, want pid %d and no agent", prev, winner.cmd.Process.Pid)
+	if prev := l.Previous(); prev.PID != winner.cmd.Process.Pid || prev.AgentPGID != 1000 {
+		t.Fatalf("Previous() after the release = %+v, want pid %d and its agent", prev, winner.cmd.Process.Pid)
 	}
 	l.Release()
 }
@@ -257,7 +257,15 @@ func TestLockDeadHolderLeavesAgentPGID(t *testing.T) {
 	if prev := l.Previous(); prev.PID != hs[0].cmd.Process.Pid || prev.AgentPGID != 1000 {
 		t.Fatalf("Previous() = %+v, want the dead holder with agentPgid 1000", prev)
 	}
-	if info, held, _ := s.Holder(st.ID); !held || info.PID != os.Getpid() || info.AgentPGID != 0 {
-		t.Fatalf("Holder after taking over = %+v, %v", info, held)
+	// The agent stays on record, through any number of short-lived holders,
+	// until a controller has ended it and clears it.
+	if info, held, _ := s.Holder(st.ID); !held || info.PID != os.Getpid() || info.AgentPGID != 1000 {
+		t.Fatalf("Holder after taking over = %+v, %v; want the agent carried over", info, held)
+	}
+	if err := l.SetAgentPGID(0); err != nil {
+		t.Fatal(err)
+	}
+	if info, _, _ := s.Holder(st.ID); info.AgentPGID != 0 {
+		t.Fatalf("Holder after clearing = %+v", info)
 	}
 }
