@@ -144,6 +144,7 @@ func TestRefereeRejectsCheats(t *testing.T) {
 		{"bad-loop-state", "loop-state"},
 		{"write-state", "state.json"},
 		{"fail", "exited with code 3"},
+		{"list-dir", "deleted or emptied"},
 	}
 	for _, c := range cases {
 		t.Run(c.behaviour, func(t *testing.T) {
@@ -215,6 +216,18 @@ func TestStopConditions(t *testing.T) {
 				t.Fatalf("persisted status %v, %v", reloaded, err)
 			}
 		})
+	}
+}
+
+func TestInitializerThatDeletesInitScript(t *testing.T) {
+	t.Parallel()
+	r := newTask(t, nil)
+	st, err := r.run(context.Background(), "-features 2 -plan 1:no-init", harness.LimitChanges{})
+	if err != nil || st.Status != harness.StatusComplete {
+		t.Fatalf("%v %v", st.Status, err)
+	}
+	if st.CurrentIteration != 4 || !strings.Contains(r.log(), "init.sh was missing or unreadable; grub wrote the starter again") {
+		t.Fatalf("iteration %d; log:\n%s", st.CurrentIteration, r.log())
 	}
 }
 

@@ -94,14 +94,28 @@ func (c *Controller) appendLog(e logEntry) {
 	}
 }
 
-// initScriptIsStarter reports whether init.sh still carries the starter's
-// deliberately failing smoke check.
-func (c *Controller) initScriptIsStarter() (bool, error) {
-	data, err := os.ReadFile(c.store.Path(c.st.ID, harness.FileInitScript))
+// checkInitScript says what is wrong with the init.sh an initializer left:
+// still the starter's deliberately failing smoke check, or gone (then the
+// starter is written again so the next attempt has it).
+func (c *Controller) checkInitScript() (problem string, err error) {
+	path := c.store.Path(c.st.ID, harness.FileInitScript)
+	rel := c.store.Rel(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
-		return false, fmt.Errorf("read init.sh: %w", err)
+		if fi, lerr := os.Lstat(path); lerr == nil && !fi.Mode().IsRegular() {
+			if err := os.RemoveAll(path); err != nil {
+				return "", err
+			}
+		}
+		if err := harness.WriteFileAtomic(path, []byte(templates.InitScript), 0o755); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%s was missing or unreadable; grub wrote the starter again: fill in its project smoke check", rel), nil
 	}
-	return strings.Contains(string(data), starterMarker()), nil
+	if strings.Contains(string(data), starterMarker()) {
+		return fmt.Sprintf("%s still has the starter's failing smoke check; replace it with a real check of the project", rel), nil
+	}
+	return "", nil
 }
 
 // starterMarker is the failing line of the starter init.sh.

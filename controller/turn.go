@@ -180,7 +180,7 @@ func (c *Controller) refereeInitializer(ctx context.Context, out *outcome, decid
 	case errors.Is(err, os.ErrNotExist):
 		out.fail("%s was not written; the initializer must write the feature list", rel)
 	case err != nil:
-		return err
+		out.fail("%s cannot be read (%v); write it as a regular JSON file", rel, err)
 	default:
 		list, err = featurelist.Parse(rel, data)
 		if err != nil {
@@ -190,11 +190,10 @@ func (c *Controller) refereeInitializer(ctx context.Context, out *outcome, decid
 			list = nil
 		}
 	}
-	if starter, err := c.initScriptIsStarter(); err != nil {
+	if problem, err := c.checkInitScript(); err != nil {
 		return err
-	} else if starter {
-		out.fail("%s still has the starter's failing smoke check; replace it with a real check of the project",
-			c.store.Rel(c.store.Path(st.ID, harness.FileInitScript)))
+	} else if problem != "" {
+		out.fail("%s", problem)
 	}
 	if list == nil || len(out.failures) > 0 {
 		return nil
@@ -261,17 +260,16 @@ func (c *Controller) checkListEdit(ctx context.Context, out *outcome) (featureli
 	base := st.FeatureListBaseline
 	path := c.store.Path(st.ID, harness.FileFeatureList)
 	rel := c.store.Rel(path)
-	data, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return featurelist.Change{}, nil, err
-	}
+	// A file that is missing or cannot be read (the agent made it a
+	// folder, say) is checked as an empty one: a violation, and restored.
+	data, _ := os.ReadFile(path)
 	change, vs, err := featurelist.CheckTurnBytes(rel, base, data)
 	if err != nil {
 		return change, nil, err
 	}
 	if len(vs) > 0 {
 		out.fail("illegal edit of %s, restored to the accepted list: %s", rel, featurelist.Describe(vs))
-		return change, nil, featurelist.Restore(path, base)
+		return change, nil, restoreList(path, base)
 	}
 	list, err := featurelist.Parse(rel, data)
 	if err != nil {
@@ -288,7 +286,7 @@ func (c *Controller) checkListEdit(ctx context.Context, out *outcome) (featureli
 	out.verification = "init.sh " + verdict(chk)
 	if !chk.Passed {
 		out.fail("feature `%s` was claimed passing but %s; the claim was reverted", id, describeCheck("init.sh", chk))
-		return change, nil, featurelist.Restore(path, base)
+		return change, nil, restoreList(path, base)
 	}
 	if cmd := list.Find(id).Verify; cmd != "" {
 		vchk, err := c.runCheck(ctx, cmd, c.initTimeout())
@@ -298,7 +296,7 @@ func (c *Controller) checkListEdit(ctx context.Context, out *outcome) (featureli
 		out.verification += ", verify " + verdict(vchk)
 		if !vchk.Passed {
 			out.fail("feature `%s` was claimed passing but its %s; the claim was reverted", id, describeCheck("verify command", vchk))
-			return change, nil, featurelist.Restore(path, base)
+			return change, nil, restoreList(path, base)
 		}
 	}
 	return change, list, nil
@@ -328,6 +326,17 @@ func (c *Controller) restoreIfChanged() error {
 	}
 	if got, err := os.ReadFile(path); err == nil && string(got) == string(want) {
 		return nil
+	}
+	return restoreList(path, base)
+}
+
+// restoreList writes the accepted list back, first removing whatever the
+// agent left in its place if that is not a regular file.
+func restoreList(path string, base *featurelist.List) error {
+	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+		if err := os.RemoveAll(path); err != nil {
+			return fmt.Errorf("remove %s to restore the feature list: %w", path, err)
+		}
 	}
 	return featurelist.Restore(path, base)
 }

@@ -42,6 +42,8 @@ import (
 //	hang              write hang.pid and sleep until killed
 //	slow              sleep 1s, then honest work
 //	bad-plan          (initializer) write a list whose features pass already
+//	no-init           (initializer) plan, but delete init.sh
+//	list-dir          replace feature-list.json with a folder
 func Main() int {
 	fs := flag.NewFlagSet("fakeagent", flag.ContinueOnError)
 	features := fs.Int("features", 3, "features the initializer plans")
@@ -74,10 +76,13 @@ func Main() int {
 		}
 	}
 	if a.phase == "initializer" {
-		if behaviour != "bad-plan" {
-			behaviour = "plan"
+		code := a.initialize(*features, behaviour == "bad-plan")
+		if behaviour == "no-init" {
+			if err := os.Remove(filepath.Join(a.harness, "init.sh")); err != nil {
+				return fail(err)
+			}
 		}
-		return a.initialize(*features, behaviour == "bad-plan")
+		return code
 	}
 	return a.execute(behaviour)
 }
@@ -149,6 +154,15 @@ func (a *fake) execute(behaviour string) int {
 		return 0
 	case "slow":
 		time.Sleep(time.Second)
+	case "list-dir":
+		if err := os.Remove(a.listPath()); err != nil {
+			return fail(err)
+		}
+		if err := os.Mkdir(a.listPath(), 0o755); err != nil {
+			return fail(err)
+		}
+		say("continue", "tidied the harness", "carry on", "")
+		return 0
 	}
 	if next == nil {
 		say("complete", "all features pass", "", "")
