@@ -7,7 +7,6 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
-	"github.com/grub-dev/grub/featurelist"
 	"github.com/grub-dev/grub/harness"
 )
 
@@ -62,15 +61,9 @@ func (c *Controller) editGoal(goal string) {
 		return
 	}
 	old := c.st.Goal
-	c.st.Goal = goal
-	if b := c.st.FeatureListBaseline; b != nil {
-		// The list states the goal it serves; only grub may change it.
-		b.Goal = goal
-		if err := featurelist.Restore(c.store.Path(c.st.ID, harness.FileFeatureList), b); err != nil {
-			c.say("could not write the new goal into the feature list: %v", err)
-		}
+	if err := c.store.SetGoal(c.st, goal); err != nil {
+		c.say("could not write the new goal into the feature list: %v", err)
 	}
-	c.st.Pending.ObjectiveUpdated = &harness.GoalChange{Old: old, New: goal}
 	c.appendLog(logEntry{decision: "edit", summary: "objective updated by the user",
 		note: fmt.Sprintf("Old goal: %s\nNew goal: %s", old, goal)})
 	c.say("goal updated")

@@ -125,3 +125,26 @@ func (s *Store) WriteChecklist(id, goal string, l *featurelist.List) error {
 	}
 	return WriteFileAtomic(s.Path(id, FileChecklist), []byte(text), 0o644)
 }
+
+// SetGoal changes a task's goal: the state, the note the next prompt
+// carries (edits made before the next turn fold into one note from the goal
+// the agent last saw), and the goal recorded in the accepted feature list
+// and in feature-list.json, which only grub may change. The caller holds
+// the task's lock and saves the state.
+func (s *Store) SetGoal(st *State, goal string) error {
+	old := st.Goal
+	if p := st.Pending.ObjectiveUpdated; p != nil {
+		old = p.Old
+	}
+	st.Goal = goal
+	if old == goal {
+		st.Pending.ObjectiveUpdated = nil
+	} else {
+		st.Pending.ObjectiveUpdated = &GoalChange{Old: old, New: goal}
+	}
+	if b := st.FeatureListBaseline; b != nil && b.Goal != goal {
+		b.Goal = goal
+		return s.SaveFeatureList(st.ID, b)
+	}
+	return nil
+}

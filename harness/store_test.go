@@ -591,3 +591,28 @@ func TestFeatureListFiles(t *testing.T) {
 		t.Fatalf("LoadFeatureList of a bad file = %v (raw %q), want *schemas.Error at /features/0 and the raw bytes", err, raw)
 	}
 }
+
+func TestSetGoalUpdatesStateNoteAndFeatureList(t *testing.T) {
+	s := newStore(t)
+	st := mustCreate(t, s, newState("make markers"))
+	ev := "ran it"
+	st.FeatureListBaseline = &featurelist.List{Version: 1, Goal: "make markers", Features: []featurelist.Feature{
+		{ID: "a", Category: "functional", Description: "d", Steps: []string{"s"}, Passes: true, Evidence: &ev}}}
+	if err := s.SetGoal(st, "make better markers"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetGoal(st, "make the best markers"); err != nil {
+		t.Fatal(err)
+	}
+	if st.Goal != "make the best markers" || st.Pending.ObjectiveUpdated == nil ||
+		st.Pending.ObjectiveUpdated.Old != "make markers" || st.Pending.ObjectiveUpdated.New != "make the best markers" {
+		t.Fatalf("state after two edits: goal %q, note %+v", st.Goal, st.Pending.ObjectiveUpdated)
+	}
+	l, _, err := s.LoadFeatureList(st.ID)
+	if err != nil || l.Goal != "make the best markers" || st.FeatureListBaseline.Goal != l.Goal {
+		t.Fatalf("feature list goal %v, %v", l, err)
+	}
+	if err := s.SetGoal(st, "make markers"); err != nil || st.Pending.ObjectiveUpdated != nil {
+		t.Fatalf("editing back to the goal the agent saw leaves a note: %+v, %v", st.Pending.ObjectiveUpdated, err)
+	}
+}

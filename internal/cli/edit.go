@@ -178,7 +178,9 @@ func editRun(opts *EditOptions) error {
 				return false, nil
 			}
 			if goal != "" {
-				applyGoal(st, goal)
+				if err := store.SetGoal(st, goal); err != nil {
+					return false, err
+				}
 			}
 			opts.Limits.Apply(&st.Limits)
 			changed = true
@@ -212,22 +214,6 @@ func editRun(opts *EditOptions) error {
 		fmt.Fprintf(w, "note: task %s has already run %d iterations; grub resume will end it as failed (iteration budget spent) unless --max-iter is above %d\n", id, iteration, iteration)
 	}
 	return nil
-}
-
-// applyGoal sets a new goal and the note the next prompt carries. Edits
-// made before the next turn are folded into one note from the goal the
-// agent last saw.
-func applyGoal(st *harness.State, goal string) {
-	old := st.Goal
-	if p := st.Pending.ObjectiveUpdated; p != nil {
-		old = p.Old
-	}
-	st.Goal = goal
-	if old == goal {
-		st.Pending.ObjectiveUpdated = nil
-		return
-	}
-	st.Pending.ObjectiveUpdated = &harness.GoalChange{Old: old, New: goal}
 }
 
 func mergedLimits(l harness.Limits, c harness.LimitChanges) harness.Limits {
