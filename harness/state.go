@@ -94,13 +94,19 @@ func DefaultLimits() Limits {
 type LimitChanges struct {
 	MaxIterations          *int   `json:"maxIterations,omitempty"`
 	MaxConsecutiveFailures *int   `json:"maxConsecutiveFailures,omitempty"`
+	MaxInitializerFailures *int   `json:"maxInitializerFailures,omitempty"`
+	MaxBlocked             *int   `json:"maxBlocked,omitempty"`
 	TokenBudget            *int64 `json:"tokenBudget,omitempty"`
 	TimeBudgetSeconds      *int64 `json:"timeBudgetSeconds,omitempty"`
+	TurnTimeoutSeconds     *int64 `json:"turnTimeoutSeconds,omitempty"`
+	InitTimeoutSeconds     *int64 `json:"initTimeoutSeconds,omitempty"`
 }
 
 // Empty reports whether c changes nothing.
 func (c LimitChanges) Empty() bool {
-	return c.MaxIterations == nil && c.MaxConsecutiveFailures == nil && c.TokenBudget == nil && c.TimeBudgetSeconds == nil
+	return c.MaxIterations == nil && c.MaxConsecutiveFailures == nil && c.MaxInitializerFailures == nil &&
+		c.MaxBlocked == nil && c.TokenBudget == nil && c.TimeBudgetSeconds == nil &&
+		c.TurnTimeoutSeconds == nil && c.InitTimeoutSeconds == nil
 }
 
 // Apply writes the changes into l.
@@ -116,6 +122,18 @@ func (c LimitChanges) Apply(l *Limits) {
 	}
 	if c.TimeBudgetSeconds != nil {
 		l.TimeBudgetSeconds = *c.TimeBudgetSeconds
+	}
+	if c.MaxInitializerFailures != nil {
+		l.MaxInitializerFailures = *c.MaxInitializerFailures
+	}
+	if c.MaxBlocked != nil {
+		l.MaxBlocked = *c.MaxBlocked
+	}
+	if c.TurnTimeoutSeconds != nil {
+		l.TurnTimeoutSeconds = *c.TurnTimeoutSeconds
+	}
+	if c.InitTimeoutSeconds != nil {
+		l.InitTimeoutSeconds = *c.InitTimeoutSeconds
 	}
 }
 

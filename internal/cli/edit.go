@@ -239,6 +239,10 @@ func limitChangeLines(old, new harness.Limits) []string {
 	add("max consecutive failures", fmt.Sprint(old.MaxConsecutiveFailures), fmt.Sprint(new.MaxConsecutiveFailures))
 	add("token budget", budget(old.TokenBudget, formatCount), budget(new.TokenBudget, formatCount))
 	add("time budget", budget(old.TimeBudgetSeconds, humanDuration), budget(new.TimeBudgetSeconds, humanDuration))
+	add("max initializer failures", fmt.Sprint(old.MaxInitializerFailures), fmt.Sprint(new.MaxInitializerFailures))
+	add("max blocked", fmt.Sprint(old.MaxBlocked), fmt.Sprint(new.MaxBlocked))
+	add("turn timeout", humanDuration(old.TurnTimeoutSeconds), humanDuration(new.TurnTimeoutSeconds))
+	add("init timeout", humanDuration(old.InitTimeoutSeconds), humanDuration(new.InitTimeoutSeconds))
 	return lines
 }
 

@@ -61,22 +61,6 @@ func usageErrorf(format string, args ...any) error {
 	return &UsageError{Err: fmt.Errorf(format, args...)}
 }
 
-// TaskStatusError reports that a task ended (or stands) at a status other
-// than complete. start and resume return it when the controller stops; its
-// exit code comes from [ExitCodeForStatus].
-type TaskStatusError struct {
-	ID     string
-	Status harness.Status
-	Reason string // the stop reason or last error, may be empty
-}
-
-func (e *TaskStatusError) Error() string {
-	if e.Reason == "" {
-		return fmt.Sprintf("task %s is %s", e.ID, e.Status)
-	}
-	return fmt.Sprintf("task %s is %s: %s", e.ID, e.Status, e.Reason)
-}
-
 // ExitCodeForStatus is the exit code of a task status: complete 0, failed 1,
 // blocked 3, budget_limited and usage_limited 4, paused and stopped 5, and
 // running 75 (a controller is still running it). A running task whose
@@ -109,7 +93,6 @@ func ExitCode(err error) int {
 	}
 	var (
 		exitErr   *ExitError
-		statusErr *TaskStatusError
 		lockedErr *harness.LockedError
 		usageErr  *UsageError
 		schemaErr *schemas.Error
@@ -120,8 +103,6 @@ func ExitCode(err error) int {
 		return exitErr.Code
 	case errors.Is(err, ErrInterrupted), errors.Is(err, context.Canceled):
 		return ExitInterrupted
-	case errors.As(err, &statusErr):
-		return ExitCodeForStatus(statusErr.Status)
 	case errors.As(err, &lockedErr):
 		return ExitLocked
 	case errors.As(err, &usageErr),

@@ -34,13 +34,6 @@ func TestExitCode(t *testing.T) {
 		{"interrupted", ErrInterrupted, 130},
 		{"wrapped interrupted", fmt.Errorf("turn 3: %w", ErrInterrupted), 130},
 		{"context canceled by a signal", fmt.Errorf("turn 3: %w", context.Canceled), 130},
-		{"task complete", &TaskStatusError{ID: "0a1b2c3d", Status: harness.StatusComplete}, 0},
-		{"task failed", &TaskStatusError{ID: "0a1b2c3d", Status: harness.StatusFailed}, 1},
-		{"task blocked", &TaskStatusError{ID: "0a1b2c3d", Status: harness.StatusBlocked}, 3},
-		{"task budget limited", &TaskStatusError{ID: "0a1b2c3d", Status: harness.StatusBudgetLimited}, 4},
-		{"task usage limited", &TaskStatusError{ID: "0a1b2c3d", Status: harness.StatusUsageLimited}, 4},
-		{"task paused", &TaskStatusError{ID: "0a1b2c3d", Status: harness.StatusPaused}, 5},
-		{"task stopped", fmt.Errorf("run: %w", &TaskStatusError{ID: "0a1b2c3d", Status: harness.StatusStopped}), 5},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -106,8 +99,6 @@ func TestPrintError(t *testing.T) {
 			"grub: unknown command\nrun 'grub --help' for usage\n"},
 		{"silent exit", &ExitError{Code: 3}, ""},
 		{"exit with message", &ExitError{Code: 2, Err: errors.New("aborted")}, "grub: aborted\n"},
-		{"task status", &TaskStatusError{ID: "0a1b2c3d", Status: harness.StatusBlocked, Reason: "no network"},
-			"grub: task 0a1b2c3d is blocked: no network\n"},
 	}
 	for _, tt := range tests {
 		var b bytes.Buffer

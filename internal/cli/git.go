@@ -35,10 +35,28 @@ func openRepo(root string) (*gitx.Repo, error) {
 	return repo, err
 }
 
+// checkFilters refuses to commit in a repository whose gitattributes name
+// clean/smudge filters (Git LFS, say): grub's commits store files as they
+// are on disk and would differ from git's.
+func checkFilters(repo *gitx.Repo) error {
+	filters, err := repo.Filters()
+	if err != nil {
+		return err
+	}
+	if len(filters) > 0 {
+		return usageErrorf("this repository's gitattributes use clean/smudge filters (%s), which grub's commits cannot apply; run with --no-commit and commit yourself",
+			strings.Join(filters, "; "))
+	}
+	return nil
+}
+
 // prepareRepo readies a repository for a new task: a repository without
 // commits gets grub's first commit of the existing tree; a work tree with
 // uncommitted changes is refused unless allowDirty.
 func prepareRepo(ctx context.Context, repo *gitx.Repo, id string, allowDirty bool) (note string, err error) {
+	if err := checkFilters(repo); err != nil {
+		return "", err
+	}
 	has, err := repo.HasCommits()
 	if err != nil {
 		return "", err

@@ -98,19 +98,27 @@ func resumeRun(opts *ResumeOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "grub: task %s is already complete; nothing to resume\n", id)
 		return nil
 	}
-	agentBefore := st.Agent
-	if err := opts.Agent(&st.Agent); err != nil {
+	changed := st.Agent
+	if err := opts.Agent(&changed); err != nil {
 		return err
 	}
-	if st.Agent != agentBefore {
-		// Changing the agent is a state change: make it under the lock.
+	if changed != st.Agent {
+		// Changing the agent is a state change: make it under the lock, on
+		// the state as it is then.
 		lock, err := store.Lock(id)
 		if err != nil {
 			return err
 		}
-		st.UpdatedAt = opts.Now().UTC()
-		err = store.SaveState(st)
-		lock.Release()
+		err = func() error {
+			defer lock.Release()
+			st, err := store.LoadState(id)
+			if err != nil {
+				return err
+			}
+			st.Agent = changed
+			st.UpdatedAt = opts.Now().UTC()
+			return store.SaveState(st)
+		}()
 		if err != nil {
 			return err
 		}

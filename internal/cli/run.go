@@ -161,6 +161,9 @@ func runTask(ctx context.Context, o runOptions) error {
 	case st.NoCommit:
 		copts.Changes = gitChanges{repo}
 	default:
+		if err := checkFilters(repo); err != nil {
+			return err
+		}
 		copts.Committer, copts.Changes = gitCommitter{repo}, gitChanges{repo}
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
@@ -180,7 +183,8 @@ func runTask(ctx context.Context, o runOptions) error {
 	case final.Status == harness.StatusComplete:
 		return nil
 	}
-	return &TaskStatusError{ID: final.ID, Status: final.Status, Reason: final.StopReason}
+	// The controller has already said why the task stopped.
+	return &ExitError{Code: ExitCodeForStatus(final.Status)}
 }
 
 func printFinal(o runOptions, st *harness.State) error {
@@ -197,34 +201,43 @@ func printFinal(o runOptions, st *harness.State) error {
 // limitChangeFlags are the flags that raise or lower the limits of an
 // existing task (edit, resume).
 type limitChangeFlags struct {
-	maxIter, maxFail int
-	tokenBudget      int64
-	timeBudget       time.Duration
+	maxIter, maxFail, maxInitFail, maxBlocked int
+	tokenBudget                               int64
+	timeBudget, turnTimeout, initTimeout      time.Duration
 }
 
 func (l *limitChangeFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.IntVar(&l.maxIter, "max-iter", 0, "set the iteration limit (turns in all, the initializer's included)")
-	fl.IntVar(&l.maxFail, "max-fail", 0, "set the limit of consecutive failed turns")
+	fl.IntVar(&l.maxFail, "max-fail", 0, "set the limit of consecutive failed execution turns")
+	fl.IntVar(&l.maxInitFail, "max-init-fail", 0, "set the limit of consecutive failed initializer turns")
+	fl.IntVar(&l.maxBlocked, "max-blocked", 0, "set how many blocked reports in a row grub accepts as blocked")
 	fl.Int64Var(&l.tokenBudget, "token-budget", 0, "set the token budget (0 = none)")
 	fl.DurationVar(&l.timeBudget, "time-budget", 0, "set the time budget, e.g. 45m or 2h (0 = none)")
+	fl.DurationVar(&l.turnTimeout, "turn-timeout", 0, "set the longest one agent turn may run, e.g. 45m")
+	fl.DurationVar(&l.initTimeout, "init-timeout", 0, "set the longest init.sh or a verify command may run, e.g. 10m")
 }
 
 // changes returns the limits given on the command line, checked.
 func (l *limitChangeFlags) changes(cmd *cobra.Command) (harness.LimitChanges, error) {
 	var c harness.LimitChanges
 	flags := cmd.Flags()
-	if flags.Changed("max-iter") {
-		if l.maxIter < 1 {
-			return c, usageErrorf("--max-iter %d: the iteration limit must be at least 1", l.maxIter)
+	for _, f := range []struct {
+		name, what string
+		v          *int
+		out        **int
+	}{
+		{"max-iter", "the iteration limit", &l.maxIter, &c.MaxIterations},
+		{"max-fail", "the consecutive-failure limit", &l.maxFail, &c.MaxConsecutiveFailures},
+		{"max-init-fail", "the initializer-failure limit", &l.maxInitFail, &c.MaxInitializerFailures},
+		{"max-blocked", "the blocked limit", &l.maxBlocked, &c.MaxBlocked},
+	} {
+		if flags.Changed(f.name) {
+			if *f.v < 1 {
+				return c, usageErrorf("--%s %d: %s must be at least 1", f.name, *f.v, f.what)
+			}
+			*f.out = f.v
 		}
-		c.MaxIterations = &l.maxIter
-	}
-	if flags.Changed("max-fail") {
-		if l.maxFail < 1 {
-			return c, usageErrorf("--max-fail %d: the consecutive-failure limit must be at least 1", l.maxFail)
-		}
-		c.MaxConsecutiveFailures = &l.maxFail
 	}
 	if flags.Changed("token-budget") {
 		if l.tokenBudget < 0 {
@@ -238,6 +251,22 @@ func (l *limitChangeFlags) changes(cmd *cobra.Command) (harness.LimitChanges, er
 			return c, usageErrorf("--time-budget %s: %v", l.timeBudget, err)
 		}
 		c.TimeBudgetSeconds = &secs
+	}
+	for _, f := range []struct {
+		name string
+		v    time.Duration
+		out  **int64
+	}{
+		{"turn-timeout", l.turnTimeout, &c.TurnTimeoutSeconds},
+		{"init-timeout", l.initTimeout, &c.InitTimeoutSeconds},
+	} {
+		if flags.Changed(f.name) {
+			if f.v < time.Second || f.v%time.Second != 0 {
+				return c, usageErrorf("--%s %s: use whole seconds of at least 1s, e.g. 90s or 30m", f.name, f.v)
+			}
+			secs := int64(f.v / time.Second)
+			*f.out = &secs
+		}
 	}
 	return c, nil
 }
