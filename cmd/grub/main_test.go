@@ -56,6 +56,10 @@ func TestScripts(t *testing.T) {
 			"waitfile":   cmdWaitFile,
 			"taskid":     cmdTaskID,
 			"fakeopenai": cmdFakeOpenAI,
+			"bgstart":    cmdBgStart,
+			"bgsignal":   cmdBgSignal,
+			"bgwait":     cmdBgWait,
+			"pidgone":    cmdPidGone,
 		},
 	})
 }
