@@ -487,3 +487,20 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// A runner that dies during the initializer: the next initializer prompt
+// says the files may be half written.
+func TestRecoveryDuringInitializer(t *testing.T) {
+	t.Parallel()
+	r := newTask(t, func(st *harness.State) {
+		st.AwaitingTurn, st.CurrentIteration = true, 1
+	})
+	st, err := r.run(context.Background(), "-features 2", harness.LimitChanges{})
+	if err != nil || st.Status != harness.StatusComplete {
+		t.Fatalf("%v %v", st.Status, err)
+	}
+	prompt, _ := os.ReadFile(filepath.Join(r.store.Dir(r.id), "turns", "0002.prompt.md"))
+	if !strings.Contains(string(prompt), "Recovered after an interruption") {
+		t.Errorf("the initializer prompt after a crash does not say so:\n%s", prompt)
+	}
+}

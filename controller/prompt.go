@@ -25,7 +25,8 @@ func (c *Controller) buildPrompt(p harness.Pending) (string, string, error) {
 			Locale: st.Locale, TaskID: st.ID, Goal: st.Goal, Paths: paths,
 			MinFeatures: st.Limits.MinFeatures, MaxFeatures: st.Limits.MaxFeatures,
 			Iteration: st.CurrentIteration, Failure: p.Failure,
-			ObjectiveUpdated: goalChange, Steer: p.Steer,
+			RecoveredUnknownTurn: p.RecoveredUnknownTurn,
+			ObjectiveUpdated:     goalChange, Steer: p.Steer,
 		})
 		return text, "", err
 	}

@@ -102,6 +102,10 @@ func goldenCases() []goldenCase {
 			p.Iteration = 2
 			p.Failure = `.grub/0a1b2c3d/feature-list.json: 9 features, want between 15 and 40; /features/3/id: "Login_Form" is not kebab-case`
 		})},
+		{"initializer-recovered", initr(func(p *Initializer) {
+			p.Iteration = 2
+			p.RecoveredUnknownTurn = true
+		})},
 		{"initializer-objective-steer", initr(func(p *Initializer) {
 			p.ObjectiveUpdated = &GoalChange{Old: "Add OAuth login to the API", New: testGoal}
 			p.Steer = []string{"Use the standard library's net/http, no web framework."}

@@ -62,9 +62,12 @@ type Initializer struct {
 	Iteration   int
 	// Failure is why the previous initializer attempt was rejected; "" on
 	// the first attempt.
-	Failure          string
-	ObjectiveUpdated *GoalChange
-	Steer            []string // guidance queued by the user, each quoted once
+	Failure string
+	// RecoveredUnknownTurn is set when the previous run died during an
+	// initializer turn: its files may be half written.
+	RecoveredUnknownTurn bool
+	ObjectiveUpdated     *GoalChange
+	Steer                []string // guidance queued by the user, each quoted once
 }
 
 // FeatureRef is the one feature an execution prompt proposes.
@@ -217,6 +220,7 @@ func RenderInitializer(p Initializer) (string, error) {
 		MaxFeatures:      p.MaxFeatures,
 		Iteration:        p.Iteration,
 		Failure:          l.note(p.Failure),
+		Recovered:        p.RecoveredUnknownTurn,
 		ObjectiveUpdated: goalChangeView(p.ObjectiveUpdated),
 		Steer:            escapeAll(p.Steer),
 	}
@@ -333,6 +337,7 @@ type initView struct {
 	MinFeatures, MaxFeatures int
 	Iteration                int
 	Failure                  string
+	Recovered                bool
 	ObjectiveUpdated         *GoalChange
 	Steer                    []string
 }

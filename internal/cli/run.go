@@ -177,7 +177,7 @@ func runTask(ctx context.Context, o runOptions) error {
 	}
 	switch {
 	case errors.Is(runErr, controller.ErrInterrupted):
-		return &ExitError{Code: ExitInterrupted, Err: runErr}
+		return &ExitError{Code: ExitInterrupted} // the controller has said so
 	case runErr != nil:
 		return runErr
 	case final.Status == harness.StatusComplete:
