@@ -161,6 +161,8 @@ type Agent struct {
 	MaxRequests int `json:"maxRequests,omitempty"`
 	// ContextWindow is the model's context size in tokens (0: default).
 	ContextWindow int `json:"contextWindow,omitempty"`
+	// RequestTimeoutSeconds bounds one attempt of one model request (0: default).
+	RequestTimeoutSeconds int64 `json:"requestTimeoutSeconds,omitempty"`
 }
 
 // Decision is the controller's record of a turn's outcome: the agent's

@@ -21,14 +21,15 @@ import (
 // agentFlags are the flags that choose and configure the agent backend,
 // shared by start and resume.
 type agentFlags struct {
-	Kind          string
-	Command       string
-	Model         string
-	BaseURL       string
-	MaxRequests   int
-	ContextWindow int
-	JSON          bool
-	Progress      time.Duration
+	Kind           string
+	Command        string
+	Model          string
+	BaseURL        string
+	MaxRequests    int
+	ContextWindow  int
+	RequestTimeout time.Duration
+	JSON           bool
+	Progress       time.Duration
 }
 
 func (a *agentFlags) register(cmd *cobra.Command) {
@@ -39,6 +40,7 @@ func (a *agentFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&a.BaseURL, "base-url", "", "with --agent openai: the server's API base URL, e.g. http://localhost:11434/v1 for Ollama (default $OPENAI_BASE_URL, else OpenAI)")
 	fl.IntVar(&a.MaxRequests, "max-requests", agent.DefaultMaxRequests, "with --agent openai: the most model requests in one turn")
 	fl.IntVar(&a.ContextWindow, "context-window", agent.DefaultContextWindow, "with --agent openai: the model's context window in tokens; old tool output is elided above 80% of it")
+	fl.DurationVar(&a.RequestTimeout, "request-timeout", llm.DefaultRequestTimeout, "with --agent openai: how long one model request may take before it is retried")
 	cmd.Flags().BoolVar(&a.JSON, "json", false, "when the task stops, print its status as one JSON object (schemas/status-output.schema.json)")
 	cmd.Flags().DurationVar(&a.Progress, "heartbeat", 30*time.Second, "how often a long turn reports that it is still running")
 }
@@ -77,6 +79,12 @@ func (a *agentFlags) apply(cmd *cobra.Command, s *harness.Agent, getenv func(str
 		}
 		s.ContextWindow = a.ContextWindow
 	}
+	if set("request-timeout") {
+		if a.RequestTimeout < time.Second || a.RequestTimeout%time.Second != 0 {
+			return usageErrorf("--request-timeout %s: use whole seconds of at least 1s, e.g. 90s or 10m", a.RequestTimeout)
+		}
+		s.RequestTimeoutSeconds = int64(a.RequestTimeout / time.Second)
+	}
 	switch s.Kind {
 	case "command":
 		if s.Command == "" {
@@ -99,7 +107,8 @@ func newAgent(s harness.Agent, getenv func(string) string) (agent.Agent, error) 
 	case "command":
 		return agent.NewCommand(s.Command), nil
 	case "openai":
-		client, err := llm.New(llm.Config{BaseURL: s.BaseURL, APIKey: getenv("OPENAI_API_KEY"), Model: s.Model})
+		client, err := llm.New(llm.Config{BaseURL: s.BaseURL, APIKey: getenv("OPENAI_API_KEY"), Model: s.Model,
+			RequestTimeout: time.Duration(s.RequestTimeoutSeconds) * time.Second})
 		if err != nil {
 			return nil, &UsageError{Err: err}
 		}
