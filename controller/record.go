@@ -67,7 +67,7 @@ func (c *Controller) record(ctx context.Context, out *outcome) error {
 	}
 	result := out.decision.Status
 	if len(out.failures) > 0 {
-		result = "failed: " + firstLine(out.failures[0])
+		result = "failed: " + brief(out.failures[0])
 	}
 	c.say("turn %d/%d ended after %s: %s; %d/%d features pass; %d tokens used",
 		st.CurrentIteration, st.Limits.MaxIterations, out.elapsed.Round(time.Second), result, passing, total, st.Usage.TokensUsed)
@@ -135,11 +135,4 @@ func firstNonEmpty(ss ...string) string {
 		}
 	}
 	return ""
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/grub-dev/grub/harness"
@@ -31,7 +32,7 @@ func failureLimit(st *harness.State) (Stop, bool) {
 	}
 	if st.ConsecutiveFailures >= limit {
 		return Stop{harness.StatusFailed, fmt.Sprintf("%d consecutive failed %s turns (limit %d); last: %s",
-			st.ConsecutiveFailures, what, limit, st.LastError)}, true
+			st.ConsecutiveFailures, what, limit, brief(st.LastError))}, true
 	}
 	return Stop{}, false
 }
@@ -100,4 +101,17 @@ func firstStop(st *harness.State, rules []stopRule) (Stop, bool) {
 		}
 	}
 	return Stop{}, false
+}
+
+// brief is the first line of a message, cut to a length that fits a
+// status line; the whole message stays in lastError and the progress log.
+func brief(msg string) string {
+	const max = 120
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	if r := []rune(msg); len(r) > max {
+		return string(r[:max-1]) + "…"
+	}
+	return msg
 }

@@ -78,3 +78,16 @@ func TestFirstStopOrder(t *testing.T) {
 		t.Fatal("a fresh task must not stop")
 	}
 }
+
+func TestBrief(t *testing.T) {
+	long := strings.Repeat("x", 200)
+	for _, c := range []struct{ in, want string }{
+		{"short", "short"},
+		{"first line\nsecond", "first line"},
+		{long, long[:119] + "…"},
+	} {
+		if got := brief(c.in); got != c.want {
+			t.Errorf("brief(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
