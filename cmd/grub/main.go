@@ -1,6 +1,3 @@
-// Command grub keeps an AI coding agent working on one goal, one verified
-// feature at a time. All of its behaviour lives in internal/cli; main only
-// turns the result into the process's exit code.
 package main
 
 import (
