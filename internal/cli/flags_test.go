@@ -38,7 +38,7 @@ func TestStatusFlags(t *testing.T) {
 		{args: []string{"--json"}, want: StatusOptions{JSON: true}},
 		{args: []string{"--exit-status", "0a1b", "--json"}, want: StatusOptions{ID: "0a1b", JSON: true, ExitStatus: true}},
 		{args: []string{"a", "b"}, wantErr: true},
-		{args: []string{"--watch"}, wantErr: true},
+		{args: []string{"--interval", "5s"}, wantErr: true},
 	}
 	for _, tt := range tests {
 		var got *StatusOptions

@@ -113,6 +113,8 @@ Exit codes:
 		NewCmdPause(f, nil),
 		NewCmdStop(f, nil),
 		NewCmdEdit(f, nil),
+		NewCmdSteer(f, nil),
+		NewCmdAnswer(f, nil),
 		NewCmdLog(f, nil),
 		NewCmdHistory(f, nil),
 		NewCmdVersion(f, nil),

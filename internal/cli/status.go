@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"time"
@@ -19,14 +20,24 @@ type StatusOptions struct {
 	ID         string
 	JSON       bool
 	ExitStatus bool
+
+	// Watch is --watch: show the status every Interval until no
+	// controller runs the task.
+	Watch    bool
+	Interval time.Duration
+	// Ctx ends a watch when done (Ctrl-C also ends it).
+	Ctx context.Context
+	// Sleep waits between frames of a watch; tests replace it so that they
+	// do not wait for real intervals.
+	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 // NewCmdStatus builds grub status. runF, when not nil, replaces the run
 // function (tests use it to check flag parsing).
 func NewCmdStatus(f *Factory, runF func(*StatusOptions) error) *cobra.Command {
-	opts := &StatusOptions{IO: f.IO, Store: f.Store, Now: f.Now}
+	opts := &StatusOptions{IO: f.IO, Store: f.Store, Now: f.Now, Sleep: sleepCtx}
 	cmd := &cobra.Command{
-		Use:   "status [<id>]",
+		Use:   "status [<id>] [--watch]",
 		Short: "Show a task's status, progress and budgets",
 		Long: `Show where a task stands: its goal, status and phase, the iteration count
 against its limit, how many features pass, tokens and time used against the
@@ -46,16 +57,38 @@ schemas/status-output.schema.json; the format is stable.
   1  failed            4  budget_limited/usage_limited
   75 running, and a controller is running it now
   1  running, but its runner died (run grub resume)
-Without --exit-status, status exits 0 whenever it could show the task.`,
+Without --exit-status, status exits 0 whenever it could show the task.
+
+--watch follows a running task from another terminal: it shows the status
+again every --interval (default 2s) until the task stops running and its
+runner has exited (so the last turn's commit is there), then exits as plain
+status would, --exit-status included. On a terminal the screen is redrawn
+each time; when stdout is a file or a pipe, the status is printed only when
+the task changed, separated by a blank line. With --json each change is one
+JSON object on its own line (NDJSON), each following
+schemas/status-output.schema.json. Ctrl-C ends the watch with exit 0 and
+leaves the task running.`,
 		Example: `  grub status
   grub status 0a1b2c3d
   grub status --json | jq .features
-  grub status --exit-status >/dev/null || echo "not complete: exit $?"`,
+  grub status --exit-status >/dev/null || echo "not complete: exit $?"
+  grub status --watch                        # follow the run until it stops
+  grub status --watch --json | jq -c '{status, iteration, features}'
+  grub status --watch --exit-status --interval 30s && echo done`,
 		Args:              taskIDArg,
 		ValidArgsFunction: completeTaskIDs(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				opts.ID = args[0]
+			}
+			opts.Ctx = cmd.Context()
+			if cmd.Flags().Changed("interval") {
+				switch {
+				case !opts.Watch:
+					return usageErrorf("--interval %s: only --watch takes an interval; add --watch", opts.Interval)
+				case opts.Interval < minWatchInterval:
+					return usageErrorf("--interval %s: must be at least %s, e.g. 2s", opts.Interval, minWatchInterval)
+				}
 			}
 			if runF != nil {
 				return runF(opts)
@@ -63,8 +96,10 @@ Without --exit-status, status exits 0 whenever it could show the task.`,
 			return statusRun(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print one JSON object (schemas/status-output.schema.json)")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print one JSON object (schemas/status-output.schema.json); with --watch, one per line")
 	cmd.Flags().BoolVar(&opts.ExitStatus, "exit-status", false, "exit with the code of the task's status (see above)")
+	cmd.Flags().BoolVar(&opts.Watch, "watch", false, "show the status again every --interval until the task stops running")
+	cmd.Flags().DurationVar(&opts.Interval, "interval", 2*time.Second, "with --watch: how often to look at the task, e.g. 2s or 1m")
 	return cmd
 }
 
@@ -76,6 +111,9 @@ func statusRun(opts *StatusOptions) error {
 	id, err := resolveTask(store, opts.ID)
 	if err != nil {
 		return err
+	}
+	if opts.Watch {
+		return watchStatus(opts, store, id)
 	}
 	st, err := store.LoadState(id)
 	if err != nil {

@@ -1,0 +1,177 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/grub-dev/grub/harness"
+	"github.com/grub-dev/grub/templates"
+)
+
+// AnswerOptions are the inputs of grub answer.
+type AnswerOptions struct {
+	IO     *IOStreams
+	Store  func() (*harness.Store, error)
+	Now    func() time.Time
+	Getenv func(string) string
+	Ctx    context.Context
+
+	ID        string
+	Answer    string
+	JSON      bool
+	Heartbeat time.Duration
+}
+
+// NewCmdAnswer builds grub answer. runF, when not nil, replaces the run
+// function (tests use it to check flag parsing).
+func NewCmdAnswer(f *Factory, runF func(*AnswerOptions) error) *cobra.Command {
+	opts := &AnswerOptions{IO: f.IO, Store: f.Store, Now: f.Now, Getenv: f.Getenv}
+	cmd := &cobra.Command{
+		Use:   `answer [<id>] "text"`,
+		Short: "Answer the agent's question and resume the task",
+		Long: `Answer the question the agent asked, and continue the task in the
+foreground, exactly like grub resume. Without <id>, the most recently
+updated task.
+
+An agent that needs a decision only you can make ends its turn blocked with
+a question; grub stops the task at once (exit 3) and grub status shows the
+question and any options. grub answer prints the question it answers,
+records your answer in progress-log.md, and resumes the task: the next
+turn's prompt carries the answer, quoted as your own words, exactly once.
+Resuming a blocked task clears its failure, blocked and no-progress
+counters.
+
+Only a blocked task with an open question takes an answer. To give
+guidance to a task that asked nothing, use grub steer; to continue a
+stopped task, grub resume.
+
+The exit code is that of the task's status when it stops again, as for
+grub resume.`,
+		Example: `  grub status                    # shows the question and its options
+  grub answer "use SQLite; the service runs on one machine"
+  grub answer 0a1b2c3d "postgres"
+  grub answer "option 2" --json  # print the final status as JSON`,
+		Args:              messageArgs("answer", "answer"),
+		ValidArgsFunction: completeTaskIDs(f),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.ID, opts.Answer = splitMessageArgs(args)
+			opts.Ctx = cmd.Context()
+			if opts.Heartbeat <= 0 {
+				return usageErrorf("--heartbeat %s: must be positive, e.g. 30s", opts.Heartbeat)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return answerRun(opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "when the task stops, print its status as one JSON object (schemas/status-output.schema.json)")
+	cmd.Flags().DurationVar(&opts.Heartbeat, "heartbeat", 30*time.Second, "how often a long turn reports that it is still running")
+	return cmd
+}
+
+// openQuestion returns the question a task waits on, or an error (exit 2)
+// that says why it takes no answer and what to do instead.
+func openQuestion(st *harness.State) (*harness.Decision, error) {
+	d := st.LastDecision
+	switch {
+	case st.Status == harness.StatusComplete:
+		return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("task %s is complete; it has no question to answer", st.ID)}
+	case st.Status != harness.StatusBlocked || d == nil || strings.TrimSpace(d.Question) == "":
+		return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf(
+			"task %s has no open question (status %s); use grub steer to give guidance or grub resume to continue", st.ID, st.Status)}
+	}
+	return d, nil
+}
+
+func answerRun(opts *AnswerOptions) error {
+	store, err := opts.Store()
+	if err != nil {
+		return err
+	}
+	id, err := resolveTask(store, opts.ID)
+	if err != nil {
+		return err
+	}
+	st, err := store.LoadState(id)
+	if err != nil {
+		return err
+	}
+	d, err := openQuestion(st)
+	if err != nil {
+		return err
+	}
+	w := opts.IO.ErrOut
+	fmt.Fprintf(w, "grub: task %s asked: %s\n", id, indentLines(d.Question, "  "))
+	for i, o := range d.Options {
+		fmt.Fprintf(w, "  %d. %s\n", i+1, oneLine(o, 0))
+	}
+	fmt.Fprintf(w, "grub: your answer: %s\n", indentLines(opts.Answer, "  "))
+
+	st, err = recordAnswer(store, id, d.Question, opts.Answer, opts.Now())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "grub: resuming task %s at iteration %d (%s)\n", id, st.CurrentIteration, st.Status)
+	return runTask(ctxOr(opts.Ctx), runOptions{IO: opts.IO, Store: store, ID: id, Now: opts.Now,
+		Getenv: opts.Getenv, JSON: opts.JSON, Heartbeat: opts.Heartbeat})
+}
+
+// recordAnswer stores answer as the next prompt's pending answer and logs
+// it, under the task's lock, on the state as it is then. A task a
+// controller runs is a *harness.LockedError (exit 75); a task whose
+// question was answered or replaced meanwhile is refused like any other.
+func recordAnswer(store *harness.Store, id, question, answer string, now time.Time) (st *harness.State, err error) {
+	lock, err := store.Lock(id)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if rerr := lock.Release(); rerr != nil && err == nil {
+			err = fmt.Errorf("releasing the lock of task %s: %w", id, rerr)
+		}
+	}()
+	st, err = store.LoadState(id)
+	if err != nil {
+		return nil, err
+	}
+	d, err := openQuestion(st)
+	if err != nil {
+		return nil, err
+	}
+	if d.Question != question {
+		return nil, &ExitError{Code: ExitUsage, Err: errors.New(
+			"the agent asked another question while you answered; read it with grub status " + id + " and answer again")}
+	}
+	st.Pending.Answer = answer
+	st.UpdatedAt = now.UTC()
+	if err := store.SaveState(st); err != nil {
+		return nil, err
+	}
+	text, err := templates.RenderEntry(templates.Entry{
+		Iteration: st.CurrentIteration,
+		Phase:     string(st.Phase),
+		Decision:  "answer",
+		Summary:   "the user answered the agent's question",
+		Note:      "Question: " + indentLines(question, "  ") + "\n\nAnswer: " + indentLines(answer, "  "),
+		At:        now.UTC(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := store.AppendProgress(id, text); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// indentLines indents every line of s after the first with prefix, so a
+// multi-line text stays readable under its label.
+func indentLines(s, prefix string) string {
+	return strings.ReplaceAll(strings.TrimSpace(s), "\n", "\n"+prefix)
+}
