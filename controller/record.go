@@ -38,8 +38,9 @@ func (c *Controller) record(ctx context.Context, out *outcome) error {
 		Elapsed:           out.elapsed,
 		UsageEstimated:    out.usage.Estimated,
 	}
+	entry.Note = out.note
 	if out.decision.Blocker != "" {
-		entry.Note = "Blocker: " + out.decision.Blocker
+		entry.Note = strings.TrimSpace(entry.Note + "\nBlocker: " + out.decision.Blocker)
 	}
 	text, err := templates.RenderEntry(entry)
 	if err != nil {
@@ -66,6 +67,9 @@ func (c *Controller) record(ctx context.Context, out *outcome) error {
 		passing, total = b.Passing(), len(b.Features)
 	}
 	result := out.decision.Status
+	if out.note != "" {
+		result += " (" + brief(out.note) + ")"
+	}
 	if len(out.failures) > 0 {
 		result = "failed: " + brief(out.failures[0])
 	}

@@ -26,6 +26,7 @@ type outcome struct {
 	phase        harness.Phase // the phase the turn ran in
 	feature      string        // the feature the turn was proposed
 	stop         *Stop         // ends the task at once (quota, a question for the user)
+	note         string        // what the referee changed in the agent's decision, for the log
 	usage        agent.Usage
 	elapsed      time.Duration
 }
@@ -246,6 +247,7 @@ func (c *Controller) refereeExecution(ctx context.Context, out *outcome, decided
 		next := list.FirstPending()
 		st.Pending.CompletionRejected = fmt.Sprintf("you reported complete, but %d of %d features do not pass yet; the first pending one is %s",
 			len(list.Features)-list.Passing(), len(list.Features), next.ID)
+		out.note = "Completion claim rejected: " + st.Pending.CompletionRejected
 		out.decision.Status = loopstate.Continue
 		out.decision.NextStep = "implement feature " + next.ID
 	}

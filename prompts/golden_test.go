@@ -132,7 +132,7 @@ func goldenCases() []goldenCase {
 		{"execution-steer-answer", exec(func(p *Execution) {
 			p.Steer = []string{"Keep sessions in memory for now; no database.", "Write table tests."}
 			p.Answer = "Use GitHub only; Google can wait."
-			p.LastDecision = &Decision{Status: "blocked", Summary: "Need a decision on providers.", Blocker: "Two providers double the work.", NextStep: ""}
+			p.LastDecision = &Decision{Status: "blocked", Summary: "Need a decision on providers.", Blocker: "Two providers double the work.", Question: "GitHub only, or GitHub and Google?"}
 		})},
 		{"execution-all-passing", exec(func(p *Execution) {
 			p.Passing, p.Total, p.Next = 18, 18, nil

@@ -88,7 +88,7 @@ type Check struct {
 
 // Decision is the outcome of the previous turn as the controller recorded
 // it.
-type Decision struct{ Status, Summary, NextStep, Blocker string }
+type Decision struct{ Status, Summary, NextStep, Blocker, Question string }
 
 // Execution is the data of an execution prompt. It holds counts and the
 // one proposed feature, never the feature list, so the prompt stays small
@@ -291,6 +291,7 @@ func RenderExecution(p Execution) (string, error) {
 			Summary:  l.field(d.Summary, MaxField),
 			NextStep: l.field(d.NextStep, MaxField),
 			Blocker:  l.field(d.Blocker, MaxField),
+			Question: l.field(d.Question, MaxField),
 		}
 	}
 	return l.execute("execution", v)

@@ -117,6 +117,8 @@ Exit codes:
 		NewCmdAnswer(f, nil),
 		NewCmdLog(f, nil),
 		NewCmdHistory(f, nil),
+		NewCmdDemo(f, nil),
+		NewCmdDemoAgent(),
 		NewCmdVersion(f, nil),
 	)
 	return root

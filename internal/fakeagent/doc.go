@@ -3,7 +3,8 @@
 // that plays an honest or a cheating agent from a script, so that every
 // rule of the referee can be exercised without a model.
 //
-// It is test infrastructure, named as such: the testscript suite registers
-// Main as the `fakeagent` program. It imports featurelist and the standard
-// library.
+// It is test and demo infrastructure, named as such: the testscript suite
+// registers Main as the `fakeagent` program, and `grub demo` runs it (through
+// grub's hidden demo-agent command) to show the referee at work without a
+// model. It imports featurelist and the standard library.
 package fakeagent

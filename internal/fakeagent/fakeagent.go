@@ -44,13 +44,16 @@ import (
 //	bad-plan          (initializer) write a list whose features pass already
 //	no-init           (initializer) plan, but delete init.sh
 //	list-dir          replace feature-list.json with a folder
-func Main() int {
+func Main() int { return MainArgs(os.Args[1:]) }
+
+// MainArgs is Main with the arguments given (without the program name).
+func MainArgs(args []string) int {
 	fs := flag.NewFlagSet("fakeagent", flag.ContinueOnError)
 	features := fs.Int("features", 3, "features the initializer plans")
 	plan := fs.String("plan", "", "iteration:behaviour pairs, comma separated")
 	def := fs.String("default", "honest", "behaviour of iterations the plan does not name")
 	usage := fs.String("usage", "", "tokens to report per turn as IN,CACHED,OUT")
-	if err := fs.Parse(os.Args[1:]); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	a := &fake{
