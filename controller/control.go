@@ -46,7 +46,11 @@ func (c *Controller) apply(reqs []harness.ControlRequest) (Stop, bool) {
 			c.appendLog(logEntry{decision: "steer", summary: "guidance from the user for the next turn", note: r.Message})
 		case harness.ControlAnswer:
 			c.st.Pending.Answer = r.Message
-			c.appendLog(logEntry{decision: "answer", summary: "the user answered the agent's question", note: r.Message})
+			note := "Answer: " + r.Message
+			if d := c.st.LastDecision; d != nil && d.Question != "" {
+				note = "Question: " + d.Question + "\n\n" + note
+			}
+			c.appendLog(logEntry{decision: "answer", summary: "the user answered the agent's question", note: note})
 		}
 	}
 	if stop != nil {

@@ -42,11 +42,7 @@ func (c *Controller) record(ctx context.Context, out *outcome) error {
 	if out.decision.Blocker != "" {
 		entry.Note = strings.TrimSpace(entry.Note + "\nBlocker: " + out.decision.Blocker)
 	}
-	text, err := templates.RenderEntry(entry)
-	if err != nil {
-		return err
-	}
-	if err := c.store.AppendProgress(st.ID, text); err != nil {
+	if err := c.store.AppendEntry(st.ID, entry); err != nil {
 		return err
 	}
 	if err := c.store.WriteChecklist(st.ID, st.Goal, st.FeatureListBaseline); err != nil {
@@ -81,7 +77,7 @@ func (c *Controller) record(ctx context.Context, out *outcome) error {
 // appendLog writes a controller note to the progress log. A failure to
 // write it is reported but does not stop the run.
 func (c *Controller) appendLog(e logEntry) {
-	text, err := templates.RenderEntry(templates.Entry{
+	err := c.store.AppendEntry(c.st.ID, templates.Entry{
 		Iteration: c.st.CurrentIteration,
 		Phase:     string(c.st.Phase),
 		Decision:  e.decision,
@@ -90,9 +86,6 @@ func (c *Controller) appendLog(e logEntry) {
 		Note:      e.note,
 		At:        c.now().UTC(),
 	})
-	if err == nil {
-		err = c.store.AppendProgress(c.st.ID, text)
-	}
 	if err != nil {
 		c.say("could not write the progress log: %v", err)
 	}

@@ -205,6 +205,3 @@ type GoalChange struct {
 	Old string `json:"old"`
 	New string `json:"new"`
 }
-
-// Terminal reports whether s is a status at which no controller runs.
-func (s Status) Terminal() bool { return s != StatusRunning }

@@ -90,9 +90,6 @@ func Names() []string {
 	return names
 }
 
-// Source returns the text of the named schema.
-func Source(name string) ([]byte, error) { return files.ReadFile(name) }
-
 // Violation is one rule a document breaks.
 type Violation struct {
 	Pointer string // JSON pointer into the document, "" for the root

@@ -153,18 +153,14 @@ func recordAnswer(store *harness.Store, id, question, answer string, now time.Ti
 	if err := store.SaveState(st); err != nil {
 		return nil, err
 	}
-	text, err := templates.RenderEntry(templates.Entry{
+	if err := store.AppendEntry(id, templates.Entry{
 		Iteration: st.CurrentIteration,
 		Phase:     string(st.Phase),
 		Decision:  "answer",
 		Summary:   "the user answered the agent's question",
 		Note:      "Question: " + indentLines(question, "  ") + "\n\nAnswer: " + indentLines(answer, "  "),
 		At:        now.UTC(),
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := store.AppendProgress(id, text); err != nil {
+	}); err != nil {
 		return nil, err
 	}
 	return st, nil

@@ -117,7 +117,7 @@ func steerRun(opts *SteerOptions) error {
 		},
 		AfterSave: func(st *harness.State) error {
 			after = st
-			text, err := templates.RenderEntry(templates.Entry{
+			return store.AppendEntry(id, templates.Entry{
 				Iteration: st.CurrentIteration,
 				Phase:     string(st.Phase),
 				Decision:  "steer",
@@ -125,10 +125,6 @@ func steerRun(opts *SteerOptions) error {
 				Note:      opts.Message,
 				At:        now.UTC(),
 			})
-			if err != nil {
-				return err
-			}
-			return store.AppendProgress(id, text)
 		},
 		Requests: []harness.ControlRequest{{Kind: harness.ControlSteer, At: now, Message: opts.Message}},
 	})
