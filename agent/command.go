@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -67,59 +66,21 @@ func (c *Command) RunTurn(ctx context.Context, t Turn) (Result, error) {
 	if strings.TrimSpace(c.Cmd) == "" {
 		return Result{}, errors.New("agent command: no command given: set --agent-cmd to the program to run")
 	}
-	harnessDir := t.HarnessDir
-	if harnessDir != "" {
-		abs, err := filepath.Abs(harnessDir)
-		if err != nil {
-			return Result{}, fmt.Errorf("agent command: harness dir %q: %w", harnessDir, err)
-		}
-		harnessDir = abs
-	}
-	env := append([]string(nil), c.ExtraEnv...)
-	env = append(env,
-		"GRUB_TASK_ID="+t.TaskID,
-		"GRUB_ITERATION="+strconv.Itoa(t.Iteration),
-		"GRUB_PHASE="+t.Phase,
-		"GRUB_HARNESS_DIR="+harnessDir,
-		"GRUB_PROMPT_FILE="+t.PromptFile,
-	)
-
-	res, err := proc.Run(ctx, proc.Spec{
-		Command: c.Cmd,
-		Dir:     t.Workspace,
-		Env:     env,
-		Stdin:   strings.NewReader(t.Prompt),
-		Timeout: t.Timeout,
-		Started: t.Started,
-	})
+	res, err := runProgram(ctx, t, programSpec{Command: c.Cmd, ExtraEnv: c.ExtraEnv})
 	if err != nil {
 		return Result{}, fmt.Errorf("agent command: %w", err)
-	}
-	if res.Pgid > 0 {
-		// The turn is over: whatever the agent left running in the
-		// background ends with it, so two agents never work at once.
-		_ = proc.KillGroup(res.Pgid)
 	}
 
 	usage, usageErr := parseUsageLines(res.Stderr)
 	usage.Requests = 1
 	out := Result{FinalMessage: string(res.Stdout), Usage: usage}
 
+	if err := interruptedError(ctx, "agent command", res, t.Timeout); err != nil {
+		return out, err
+	}
 	switch {
-	case res.TimedOut:
-		return out, fmt.Errorf("agent command timed out after %s: %w", formatDuration(t.Timeout), ErrTimeout)
-	case res.Cancelled:
-		cause := ctx.Err()
-		if cause == nil {
-			cause = context.Canceled
-		}
-		return out, fmt.Errorf("agent command cancelled: %w", cause)
 	case res.ExitCode != 0:
-		how := fmt.Sprintf("exited with code %d", res.ExitCode)
-		if res.Signal != "" {
-			how = fmt.Sprintf("was ended by signal %q (exit code %d)", res.Signal, res.ExitCode)
-		}
-		return out, fmt.Errorf("agent command %s %s; %s", quoteShort(c.Cmd), how, stderrTail(res))
+		return out, fmt.Errorf("agent command %s %s; %s", quoteShort(c.Cmd), exitDescription(res), stderrTail(res))
 	case usageErr != nil:
 		return out, fmt.Errorf("agent command %s: %w", quoteShort(c.Cmd), usageErr)
 	}

@@ -1,0 +1,50 @@
+package agent
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzParseClaudeResult feeds arbitrary output to the claude result parser:
+// it must never panic, and a result it accepts is a "result" object with
+// non-negative usage and at least one request.
+func FuzzParseClaudeResult(f *testing.F) {
+	files, err := filepath.Glob(filepath.Join("testdata", "claude", "*.json"))
+	if err != nil || len(files) == 0 {
+		f.Fatalf("no claude samples: %v", err)
+	}
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	for _, seed := range []string{
+		"", "{", "[]", "null", `"result"`, "[{\"type\":\"result\"}]",
+		"noise\n{\"type\":\"result\",\"subtype\":\"success\",\"result\":\"ok\"}\n",
+		`{"type":"result","usage":{"input_tokens":-1}}`,
+		`{"type":"result","num_turns":-3}`,
+		`{"type":"result","errors":["a",1]}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, out []byte) {
+		r, err := parseClaudeResult(out)
+		if err != nil {
+			return
+		}
+		if r.Type != "result" {
+			t.Fatalf("accepted a %q message from %q", r.Type, out)
+		}
+		u := r.usage()
+		if u.InputTokens < 0 || u.CachedInputTokens < 0 || u.OutputTokens < 0 || u.Requests < 1 {
+			t.Fatalf("bad usage %+v from %q", u, out)
+		}
+		if u.CachedInputTokens > u.InputTokens {
+			t.Fatalf("cached %d > input %d from %q", u.CachedInputTokens, u.InputTokens, out)
+		}
+		_ = r.problem()
+	})
+}

@@ -1,0 +1,284 @@
+//go:build linux
+
+package agent
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grub-dev/grub/internal/proc"
+)
+
+// claudeBaseArgs are the arguments every claude run gets, with the default
+// turn limit.
+var claudeBaseArgs = []string{
+	"-p",
+	"--output-format", "json",
+	"--permission-mode", "acceptEdits",
+	"--allowedTools", "Bash",
+	"--max-turns", "200",
+}
+
+func TestClaudeRunTurn(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name        string
+		scenario    string // first line of the prompt: what the fake does
+		cfg         ClaudeConfig
+		wantArgs    []string // nil: claudeBaseArgs
+		wantMessage string
+		wantUsage   Usage
+		wantErr     []string // substrings of the error; nil means no error
+		wantLimited bool
+	}{
+		{
+			name:        "success maps the result and usage",
+			scenario:    "success",
+			wantMessage: "Added the --verbose flag to the CLI with a unit test; go test ./... passes.",
+			wantUsage:   Usage{InputTokens: 38 + 12045 + 210334, CachedInputTokens: 210334, OutputTokens: 4127, Requests: 14},
+		},
+		{
+			name:     "model, turn limit and extra arguments are passed",
+			scenario: "success",
+			cfg:      ClaudeConfig{Model: "opus", MaxTurns: 5, ExtraArgs: []string{"--append-system-prompt", "Be brief."}},
+			wantArgs: []string{
+				"-p", "--output-format", "json", "--permission-mode", "acceptEdits", "--allowedTools", "Bash",
+				"--max-turns", "5", "--model", "opus", "--append-system-prompt", "Be brief.",
+			},
+			wantMessage: "Added the --verbose flag to the CLI with a unit test; go test ./... passes.",
+			wantUsage:   Usage{InputTokens: 222417, CachedInputTokens: 210334, OutputTokens: 4127, Requests: 14},
+		},
+		{
+			name:      "error result quotes its errors and the exit",
+			scenario:  "error",
+			wantUsage: Usage{InputTokens: 12 + 3001 + 4500, CachedInputTokens: 4500, OutputTokens: 220, Requests: 3},
+			wantErr:   []string{`subtype "error_during_execution"`, "API Error: 500", "exited with code 1"},
+		},
+		{
+			name:      "max turns names the limit even when is_error is false",
+			scenario:  "max_turns",
+			wantUsage: Usage{InputTokens: 402 + 80112 + 5012334, CachedInputTokens: 5012334, OutputTokens: 61200, Requests: 201},
+			wantErr:   []string{"turn limit (--max-turns 200) after 201 turns"},
+		},
+		{
+			name:        "usage limit result wraps ErrUsageLimited",
+			scenario:    "usage_limit",
+			wantUsage:   Usage{Requests: 1},
+			wantErr:     []string{"Claude AI usage limit reached|1760000400"},
+			wantLimited: true,
+		},
+		{
+			name:        "rate limit on stderr with no result wraps ErrUsageLimited",
+			scenario:    "rate_limit_stderr",
+			wantUsage:   Usage{Requests: 1},
+			wantErr:     []string{"rate_limit_error", "exited with code 1"},
+			wantLimited: true,
+		},
+		{
+			name:      "non-zero exit without output quotes stderr",
+			scenario:  "crash",
+			wantUsage: Usage{Requests: 1},
+			wantErr:   []string{"claude exited with code 2", "starting session\nError: Invalid API key"},
+		},
+		{
+			name:      "output that is not a result object",
+			scenario:  "malformed",
+			wantUsage: Usage{Requests: 1},
+			wantErr:   []string{"printed no usable result", "not a JSON result object", "Here is my answer"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			turn := cmdTestTurn(t, tc.scenario+"\nWork on F3.\n")
+			cfg := tc.cfg
+			cfg.Bin = fakeAgentBin(t, "fake-claude.sh", "claude")
+			res, err := NewClaude(cfg).RunTurn(context.Background(), turn)
+			checkTurnErr(t, err, tc.wantErr, tc.wantLimited)
+			if res.FinalMessage != tc.wantMessage {
+				t.Errorf("FinalMessage = %q, want %q", res.FinalMessage, tc.wantMessage)
+			}
+			if res.Usage != tc.wantUsage {
+				t.Errorf("Usage = %+v, want %+v", res.Usage, tc.wantUsage)
+			}
+			wantArgs := tc.wantArgs
+			if wantArgs == nil {
+				wantArgs = claudeBaseArgs
+			}
+			checkFakeRun(t, turn, wantArgs)
+		})
+	}
+}
+
+func TestClaudeMissingBinary(t *testing.T) {
+	t.Parallel()
+	turn := cmdTestTurn(t, "success\n")
+	gone := filepath.Join(t.TempDir(), "claude")
+	_, err := NewClaude(ClaudeConfig{Bin: gone}).RunTurn(context.Background(), turn)
+	if err == nil || !strings.Contains(err.Error(), gone) || !strings.Contains(err.Error(), "--agent-bin") {
+		t.Errorf("error = %v, want one naming %s and --agent-bin", err, gone)
+	}
+}
+
+// Not parallel: it changes PATH.
+func TestClaudeDefaultBinFromPath(t *testing.T) {
+	bin := fakeAgentBin(t, "fake-claude.sh", "claude")
+	t.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	turn := cmdTestTurn(t, "success\n")
+	res, err := NewClaude(ClaudeConfig{}).RunTurn(context.Background(), turn)
+	if err != nil {
+		t.Fatalf("RunTurn: %v", err)
+	}
+	if res.Usage.Requests != 14 {
+		t.Errorf("Usage = %+v: the claude found in PATH did not run", res.Usage)
+	}
+}
+
+func TestClaudeTimeoutKillsGroup(t *testing.T) {
+	t.Parallel()
+	turn := cmdTestTurn(t, "hang\n")
+	turn.Timeout = 1500 * time.Millisecond
+	var pgid int
+	turn.Started = func(p int) { pgid = p }
+
+	_, err := NewClaude(ClaudeConfig{Bin: fakeAgentBin(t, "fake-claude.sh", "claude")}).RunTurn(context.Background(), turn)
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatalf("error = %v, want one wrapping ErrTimeout", err)
+	}
+	if !strings.Contains(err.Error(), "claude timed out after 1.5s") {
+		t.Errorf("error %q does not say how long the turn ran", err)
+	}
+	if pgid <= 0 {
+		t.Fatalf("Started got pgid %d", pgid)
+	}
+	cmdAssertGone(t, cmdReadPid(t, filepath.Join(turn.HarnessDir, "child.pid")))
+	if proc.GroupAlive(pgid) {
+		t.Errorf("process group %d alive after the timeout", pgid)
+	}
+}
+
+func TestClaudeCancelKillsGroup(t *testing.T) {
+	t.Parallel()
+	turn := cmdTestTurn(t, "hang\n")
+	pidfile := filepath.Join(turn.HarnessDir, "child.pid")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go cancelWhenExists(pidfile, cancel)
+	var pgid int
+	turn.Started = func(p int) { pgid = p }
+
+	_, err := NewClaude(ClaudeConfig{Bin: fakeAgentBin(t, "fake-claude.sh", "claude")}).RunTurn(ctx, turn)
+	if !errors.Is(err, context.Canceled) || errors.Is(err, ErrTimeout) {
+		t.Fatalf("error = %v, want one wrapping context.Canceled and not ErrTimeout", err)
+	}
+	cmdAssertGone(t, cmdReadPid(t, pidfile))
+	if proc.GroupAlive(pgid) {
+		t.Errorf("process group %d alive after cancel", pgid)
+	}
+}
+
+// cancelWhenExists calls cancel once path exists (or after a minute).
+func cancelWhenExists(path string, cancel context.CancelFunc) {
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(path); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+}
+
+func TestParseClaudeResult(t *testing.T) {
+	t.Parallel()
+	sample := func(name string) string {
+		b, err := os.ReadFile(filepath.Join("testdata", "claude", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	tests := []struct {
+		name       string
+		in         string
+		wantFailed bool
+		wantResult string
+		wantUsage  Usage
+		wantErr    string // substring; empty means no error
+	}{
+		{name: "success sample", in: sample("success.json"), wantResult: "Added the --verbose flag to the CLI with a unit test; go test ./... passes.",
+			wantUsage: Usage{InputTokens: 222417, CachedInputTokens: 210334, OutputTokens: 4127, Requests: 14}},
+		{name: "error sample", in: sample("error_during_execution.json"), wantFailed: true,
+			wantUsage: Usage{InputTokens: 7513, CachedInputTokens: 4500, OutputTokens: 220, Requests: 3}},
+		{name: "max turns sample", in: sample("error_max_turns.json"), wantFailed: true,
+			wantUsage: Usage{InputTokens: 5092848, CachedInputTokens: 5012334, OutputTokens: 61200, Requests: 201}},
+		{name: "usage limit sample", in: sample("usage_limit.json"), wantFailed: true, wantResult: "Claude AI usage limit reached|1760000400",
+			wantUsage: Usage{Requests: 1}},
+		{name: "verbose array: the last result element", in: sample("verbose_array.json"), wantResult: "Done.",
+			wantUsage: Usage{InputTokens: 1005, CachedInputTokens: 900, OutputTokens: 40, Requests: 2}},
+		{name: "stray line before the result", in: "Update available: run claude update\n" + sample("success.json"), wantResult: "Added the --verbose flag to the CLI with a unit test; go test ./... passes.",
+			wantUsage: Usage{InputTokens: 222417, CachedInputTokens: 210334, OutputTokens: 4127, Requests: 14}},
+		{name: "no usage and no turns counts one request", in: `{"type":"result","subtype":"success","is_error":false,"result":"ok"}`, wantResult: "ok",
+			wantUsage: Usage{Requests: 1}},
+		{name: "absurd counts saturate", in: `{"type":"result","subtype":"success","result":"x","num_turns":1,"usage":{"input_tokens":9223372036854775807,"cache_read_input_tokens":9223372036854775807}}`,
+			wantResult: "x", wantUsage: Usage{InputTokens: math.MaxInt64, CachedInputTokens: math.MaxInt64, Requests: 1}},
+		{name: "empty", in: " \n", wantErr: "empty"},
+		{name: "not JSON", in: "hello", wantErr: "not a JSON result object"},
+		{name: "not a result message", in: `{"type":"assistant","message":{}}`, wantErr: `"assistant" message`},
+		{name: "array without result", in: `[{"type":"system"}]`, wantErr: `no "result" message`},
+		{name: "negative tokens", in: `{"type":"result","subtype":"success","usage":{"output_tokens":-1}}`, wantErr: "negative"},
+		{name: "result of the wrong type", in: `{"type":"result","subtype":"success","result":42}`, wantErr: "not a JSON result object"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r, err := parseClaudeResult([]byte(tc.in))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error = %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("parseClaudeResult: %v", err)
+			}
+			if r.failed() != tc.wantFailed {
+				t.Errorf("failed() = %v, want %v", r.failed(), tc.wantFailed)
+			}
+			if r.Result != tc.wantResult {
+				t.Errorf("Result = %q, want %q", r.Result, tc.wantResult)
+			}
+			if u := r.usage(); u != tc.wantUsage {
+				t.Errorf("usage() = %+v, want %+v", u, tc.wantUsage)
+			}
+		})
+	}
+}
+
+func TestClaudeResultProblem(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   string
+		want string
+	}{
+		{`{"type":"result","subtype":"error_during_execution","is_error":true,"errors":["boom"," second "]}`, "boom; second"},
+		{`{"type":"result","subtype":"success","is_error":true,"result":"limit hit"}`, "limit hit"},
+		{`{"type":"result","subtype":"error_max_turns","is_error":true}`, `no message (subtype "error_max_turns")`},
+		{`{"type":"result","subtype":"error_during_execution","is_error":true,"errors":[{"odd":1}]}`, `no message (subtype "error_during_execution")`},
+	}
+	for _, tc := range tests {
+		r, err := parseClaudeResult([]byte(tc.in))
+		if err != nil {
+			t.Fatalf("parseClaudeResult(%s): %v", tc.in, err)
+		}
+		if got := r.problem(); got != tc.want {
+			t.Errorf("problem() of %s = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
