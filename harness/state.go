@@ -157,6 +157,8 @@ type Agent struct {
 	Model   string `json:"model,omitempty"`
 	BaseURL string `json:"baseURL,omitempty"`
 	Command string `json:"command,omitempty"`
+	// Bin is the program of the claude or codex backend ("" = on PATH).
+	Bin string `json:"bin,omitempty"`
 	// MaxRequests caps the built-in agent's model requests per turn (0: default).
 	MaxRequests int `json:"maxRequests,omitempty"`
 	// ContextWindow is the model's context size in tokens (0: default).

@@ -23,6 +23,7 @@ import (
 type agentFlags struct {
 	Kind           string
 	Command        string
+	Bin            string
 	Model          string
 	BaseURL        string
 	MaxRequests    int
@@ -34,9 +35,10 @@ type agentFlags struct {
 
 func (a *agentFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&a.Kind, "agent", "openai", "agent backend: openai (built in: any OpenAI-compatible server) or command (any program: see --agent-cmd)")
+	fl.StringVar(&a.Kind, "agent", "openai", "agent backend: openai (built in: any OpenAI-compatible server), claude (Claude Code), codex (Codex CLI) or command (any program: see --agent-cmd)")
+	fl.StringVar(&a.Bin, "agent-bin", "", "with --agent claude or codex: the program to run (default claude or codex on PATH)")
 	fl.StringVar(&a.Command, "agent-cmd", "", "the program to run each turn through sh -c (implies --agent command); the prompt arrives on stdin and its stdout is the final message")
-	fl.StringVar(&a.Model, "model", "", "with --agent openai: the model name (default $GRUB_MODEL)")
+	fl.StringVar(&a.Model, "model", "", "the model name (default $GRUB_MODEL); required with --agent openai, optional with claude and codex")
 	fl.StringVar(&a.BaseURL, "base-url", "", "with --agent openai: the server's API base URL, e.g. http://localhost:11434/v1 for Ollama (default $OPENAI_BASE_URL, else OpenAI)")
 	fl.IntVar(&a.MaxRequests, "max-requests", agent.DefaultMaxRequests, "with --agent openai: the most model requests in one turn")
 	fl.IntVar(&a.ContextWindow, "context-window", agent.DefaultContextWindow, "with --agent openai: the model's context window in tokens; old tool output is elided above 80% of it")
@@ -60,6 +62,9 @@ func (a *agentFlags) apply(cmd *cobra.Command, s *harness.Agent, getenv func(str
 	}
 	if set("agent-cmd") {
 		s.Command = a.Command
+	}
+	if set("agent-bin") {
+		s.Bin = a.Bin
 	}
 	if set("model") {
 		s.Model = firstNonEmpty(a.Model, getenv("GRUB_MODEL"), s.Model)
@@ -94,8 +99,9 @@ func (a *agentFlags) apply(cmd *cobra.Command, s *harness.Agent, getenv func(str
 		if s.Model == "" {
 			return usageErrorf("--agent openai needs a model: pass --model NAME or set GRUB_MODEL")
 		}
+	case "claude", "codex":
 	default:
-		return usageErrorf("--agent %q: unknown backend; use openai or command", s.Kind)
+		return usageErrorf("--agent %q: unknown backend; use openai, claude, codex or command", s.Kind)
 	}
 	return nil
 }
@@ -106,6 +112,10 @@ func newAgent(s harness.Agent, getenv func(string) string) (agent.Agent, error) 
 	switch s.Kind {
 	case "command":
 		return agent.NewCommand(s.Command), nil
+	case "claude":
+		return agent.NewClaude(agent.ClaudeConfig{Bin: s.Bin, Model: s.Model}), nil
+	case "codex":
+		return agent.NewCodex(agent.CodexConfig{Bin: s.Bin, Model: s.Model}), nil
 	case "openai":
 		client, err := llm.New(llm.Config{BaseURL: s.BaseURL, APIKey: getenv("OPENAI_API_KEY"), Model: s.Model,
 			RequestTimeout: time.Duration(s.RequestTimeoutSeconds) * time.Second})

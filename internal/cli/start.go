@@ -66,6 +66,7 @@ The default agent is grub's own (--agent openai): it drives any
 OpenAI-compatible server with workspace tools (shell, read_file, write_file,
 edit_file, list_files, glob, grep). The key comes from $OPENAI_API_KEY and
 is never stored; a local server (Ollama, vLLM, LM Studio) needs none.
+--agent claude and --agent codex run Claude Code or the Codex CLI headless;
 --agent command runs any program instead.
 
 In a git repository grub commits the work tree after every turn, with the
@@ -79,6 +80,7 @@ Durations are Go durations: 90s, 45m, 2h. --turn-timeout bounds each agent
 turn; --init-timeout bounds each run of init.sh and of a verify command.`,
 		Example: `  OPENAI_API_KEY=sk-… grub start "add OAuth login to the API" --model gpt-4.1
   grub start "fix the flaky tests" --base-url http://localhost:11434/v1 --model qwen2.5-coder
+  grub start "add OAuth login to the API" --agent claude
   grub start "add OAuth login to the API" --agent command --agent-cmd 'my-agent --headless'
   grub start "port the CLI to cobra" --max-iter 40 --token-budget 2000000 --time-budget 3h
   grub start "修复登录页面" --locale zh --agent command --agent-cmd ./agent.sh`,

@@ -1,6 +1,7 @@
 package fakeagent
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -53,6 +54,7 @@ func MainArgs(args []string) int {
 	plan := fs.String("plan", "", "iteration:behaviour pairs, comma separated")
 	def := fs.String("default", "honest", "behaviour of iterations the plan does not name")
 	usage := fs.String("usage", "", "tokens to report per turn as IN,CACHED,OUT")
+	format := fs.String("format", "text", "how to print the final message: text (command backend), claude (Claude Code's -p --output-format json result) or codex (codex exec --json events)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -78,8 +80,13 @@ func MainArgs(args []string) int {
 			behaviour = b
 		}
 	}
+	code := a.run(behaviour, *features)
+	return emit(*format, out.String(), code)
+}
+
+func (a *fake) run(behaviour string, features int) int {
 	if a.phase == "initializer" {
-		code := a.initialize(*features, behaviour == "bad-plan")
+		code := a.initialize(features, behaviour == "bad-plan")
 		if behaviour == "no-init" {
 			if err := os.Remove(filepath.Join(a.harness, "init.sh")); err != nil {
 				return fail(err)
@@ -88,6 +95,33 @@ func MainArgs(args []string) int {
 		return code
 	}
 	return a.execute(behaviour)
+}
+
+// out collects the final message, printed by emit in the chosen format.
+var out = new(bytes.Buffer)
+
+// emit prints the final message as the backend being imitated would.
+func emit(format, message string, code int) int {
+	switch format {
+	case "claude":
+		subtype := "success"
+		if code != 0 {
+			subtype = "error_during_execution"
+		}
+		data, _ := json.Marshal(map[string]any{"type": "result", "subtype": subtype, "is_error": code != 0,
+			"num_turns": 2, "result": message, "session_id": "fake-session",
+			"usage": map[string]int{"input_tokens": 10, "cache_creation_input_tokens": 90, "cache_read_input_tokens": 400, "output_tokens": 50}})
+		fmt.Println(string(data))
+	case "codex":
+		msg, _ := json.Marshal(message)
+		fmt.Println(`{"type":"thread.started","thread_id":"fake-thread"}`)
+		fmt.Println(`{"type":"turn.started"}`)
+		fmt.Printf(`{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":%s}}`+"\n", msg)
+		fmt.Println(`{"type":"turn.completed","usage":{"input_tokens":500,"cached_input_tokens":400,"output_tokens":50}}`)
+	default:
+		fmt.Print(message)
+	}
+	return code
 }
 
 type fake struct {
@@ -129,7 +163,7 @@ func (a *fake) execute(behaviour string) int {
 	next := l.FirstPending()
 	switch behaviour {
 	case "complete-early":
-		fmt.Println(`<loop-state>{"status":"complete","summary":"everything is done, trust me"}</loop-state>`)
+		fmt.Fprintln(out, `<loop-state>{"status":"complete","summary":"everything is done, trust me"}</loop-state>`)
 		return 0
 	case "idle":
 		say("continue", "looked around", "look around more", "")
@@ -144,10 +178,10 @@ func (a *fake) execute(behaviour string) int {
 		fmt.Fprintln(os.Stderr, "fakeagent: crashed on purpose")
 		return 3
 	case "blocked":
-		fmt.Println(`<loop-state>{"status":"blocked","summary":"cannot reach the service","blocker":"the API credential is missing"}</loop-state>`)
+		fmt.Fprintln(out, `<loop-state>{"status":"blocked","summary":"cannot reach the service","blocker":"the API credential is missing"}</loop-state>`)
 		return 0
 	case "question":
-		fmt.Println(`<loop-state>{"status":"blocked","summary":"need a decision","blocker":"two database choices","question":"Postgres or SQLite?","options":["postgres","sqlite"]}</loop-state>`)
+		fmt.Fprintln(out, `<loop-state>{"status":"blocked","summary":"need a decision","blocker":"two database choices","question":"Postgres or SQLite?","options":["postgres","sqlite"]}</loop-state>`)
 		return 0
 	case "hang":
 		if err := os.WriteFile(filepath.Join(a.workspace, "hang.pid"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
@@ -206,10 +240,10 @@ func (a *fake) execute(behaviour string) int {
 	}
 	switch behaviour {
 	case "no-loop-state":
-		fmt.Println("I implemented " + next.ID + " and I am sure it works.")
+		fmt.Fprintln(out, "I implemented "+next.ID+" and I am sure it works.")
 		return 0
 	case "bad-loop-state":
-		fmt.Println(`<loop-state>{"status":"continue","summary":</loop-state>`)
+		fmt.Fprintln(out, `<loop-state>{"status":"continue","summary":</loop-state>`)
 		return 0
 	}
 	say(status, "implemented "+next.ID, nextStep, next.ID)
@@ -246,14 +280,14 @@ func goalFromState(dir string) string {
 }
 
 func say(status, summary, nextStep, feature string) {
-	fmt.Printf("Work report.\n<loop-state>{\"status\":%q,\"summary\":%q", status, summary)
+	fmt.Fprintf(out, "Work report.\n<loop-state>{\"status\":%q,\"summary\":%q", status, summary)
 	if nextStep != "" {
-		fmt.Printf(",\"nextStep\":%q", nextStep)
+		fmt.Fprintf(out, ",\"nextStep\":%q", nextStep)
 	}
 	if feature != "" {
-		fmt.Printf(",\"feature\":%q", feature)
+		fmt.Fprintf(out, ",\"feature\":%q", feature)
 	}
-	fmt.Println("}</loop-state>")
+	fmt.Fprintln(out, "}</loop-state>")
 }
 
 func fail(err error) int {
