@@ -48,7 +48,7 @@ func newClient(t *testing.T, srv *llmtest.Server) *llm.Client {
 	c, err := llm.New(llm.Config{
 		BaseURL:        srv.URL(),
 		Model:          "fake-model",
-		RequestTimeout: 500 * time.Millisecond,
+		RequestTimeout: 2 * time.Second,
 		Backoff:        func(int) time.Duration { return time.Millisecond },
 		Sleep:          func(ctx context.Context, _ time.Duration) error { return ctx.Err() },
 	})

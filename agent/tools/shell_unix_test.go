@@ -88,8 +88,8 @@ func TestShellCancelKillsGrandchild(t *testing.T) {
 
 // A timeout kills the grandchild too.
 func TestShellTimeoutKillsGrandchild(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.ShellTimeout = 500 * time.Millisecond })
-	res := e.run("shell", map[string]any{"command": "sleep 300 & echo $! > grandchild.pid; wait"})
+	e := newEnv(t, func(c *Config) { c.ShellTimeout = 2 * time.Second })
+	res := e.run("shell", map[string]any{"command": "sleep 300 & echo $! > grandchild.tmp && mv grandchild.tmp grandchild.pid; wait"})
 	if !res.IsError || !strings.Contains(res.Text, "timed out") {
 		t.Errorf("got %+v, want a timeout", res)
 	}

@@ -41,7 +41,7 @@ import (
 //	touch             rewrite touched.txt with the same content (a new mtime, no change)
 //	fail              exit 3 without a message
 //	hang              write hang.pid and sleep until killed
-//	slow              sleep 1s, then honest work
+//	slow              sleep (-sleep, default 1s), then honest work
 //	bad-plan          (initializer) write a list whose features pass already
 //	no-init           (initializer) plan, but delete init.sh
 //	list-dir          replace feature-list.json with a folder
@@ -54,6 +54,7 @@ func MainArgs(args []string) int {
 	plan := fs.String("plan", "", "iteration:behaviour pairs, comma separated")
 	def := fs.String("default", "honest", "behaviour of iterations the plan does not name")
 	usage := fs.String("usage", "", "tokens to report per turn as IN,CACHED,OUT")
+	slow := fs.Duration("sleep", time.Second, "how long the slow behaviour sleeps")
 	format := fs.String("format", "text", "how to print the final message: text (command backend), claude (Claude Code's -p --output-format json result) or codex (codex exec --json events)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -80,6 +81,7 @@ func MainArgs(args []string) int {
 			behaviour = b
 		}
 	}
+	a.slow = *slow
 	code := a.run(behaviour, *features)
 	return emit(*format, out.String(), code)
 }
@@ -127,6 +129,7 @@ func emit(format, message string, code int) int {
 type fake struct {
 	workspace, harness, phase string
 	iteration                 int
+	slow                      time.Duration
 }
 
 func (a *fake) listPath() string { return filepath.Join(a.harness, "feature-list.json") }
@@ -190,7 +193,7 @@ func (a *fake) execute(behaviour string) int {
 		time.Sleep(time.Hour)
 		return 0
 	case "slow":
-		time.Sleep(time.Second)
+		time.Sleep(a.slow)
 	case "list-dir":
 		if err := os.Remove(a.listPath()); err != nil {
 			return fail(err)

@@ -40,7 +40,7 @@ func newClient(t *testing.T, srv *llmtest.Server, sl *sleeps) *llm.Client {
 	c, err := llm.New(llm.Config{
 		BaseURL:        srv.URL(),
 		Model:          "test-model",
-		RequestTimeout: 300 * time.Millisecond,
+		RequestTimeout: 2 * time.Second,
 		Backoff:        func(int) time.Duration { return backoff },
 		Sleep:          sl.sleep,
 	})

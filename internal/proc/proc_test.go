@@ -125,7 +125,7 @@ func TestRunTailKeepsEnd(t *testing.T) {
 	if len(res.Tail) != 100 {
 		t.Errorf("len(Tail) = %d, want 100", len(res.Tail))
 	}
-	if !strings.HasSuffix(res.Tail, "bbbERR-END\n") && !strings.HasSuffix(res.Tail, "aaaOUT-END\n") {
+	if !strings.HasSuffix(res.Tail, "OUT-END\n") && !strings.HasSuffix(res.Tail, "ERR-END\n") {
 		t.Errorf("Tail = %q, want it to end with the last bytes of a stream", res.Tail)
 	}
 	// With one stream the order is fixed: the tail is its very end.
@@ -252,10 +252,10 @@ func TestRunTimeoutKillsGrandchild(t *testing.T) {
 		name   string
 		script string
 	}{
-		{name: "sigterm", script: "sleep 300 & echo $! > pidfile; wait"},
+		{name: "sigterm", script: "sleep 300 & echo $! > pidfile.tmp && mv pidfile.tmp pidfile; wait"},
 		// Both ignore SIGTERM (the ignore is inherited), so only SIGKILL
 		// after the grace ends them.
-		{name: "sigterm ignored", script: "trap '' TERM; sleep 300 & echo $! > pidfile; wait; wait"},
+		{name: "sigterm ignored", script: "trap '' TERM; sleep 300 & echo $! > pidfile.tmp && mv pidfile.tmp pidfile; wait; wait"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -265,7 +265,7 @@ func TestRunTimeoutKillsGrandchild(t *testing.T) {
 			res, err := Run(context.Background(), Spec{
 				Command: tc.script,
 				Dir:     dir,
-				Timeout: 1500 * time.Millisecond,
+				Timeout: 3 * time.Second,
 				Started: func(p int) { pgid = p },
 			})
 			if err != nil {
