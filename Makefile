@@ -25,7 +25,10 @@ FUZZ_TARGETS = \
 	./featurelist:FuzzCheckTurnBytes \
 	./harness:FuzzDecodeState \
 	./harness:FuzzReadControl \
-	./agent:FuzzParseUsageLines
+	./agent:FuzzParseUsageLines \
+	./agent:FuzzParseClaudeResult \
+	./agent:FuzzParseCodexEvents \
+	./internal/gitx:FuzzParseTurn
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \

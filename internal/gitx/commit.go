@@ -95,8 +95,8 @@ func TurnMessage(t Turn) string {
 	}
 	full := false
 	if summary != "" {
-		first, _, multi := strings.Cut(summary, "\n")
-		first = oneLine(first)
+		raw, _, multi := strings.Cut(summary, "\n")
+		first := oneLine(raw)
 		room := subjectWidth - len([]rune(subject)) - 2
 		if room < 20 {
 			room = 20
@@ -106,7 +106,9 @@ func TurnMessage(t Turn) string {
 			short = strings.TrimRight(string(r[:room-1]), " ") + "…"
 		}
 		subject += ": " + short
-		full = multi || short != first
+		// The body holds the summary whenever the subject cannot: cut,
+		// several lines, or whitespace the subject line folds.
+		full = multi || short != raw
 	}
 	var b strings.Builder
 	b.WriteString(subject)

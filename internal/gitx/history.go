@@ -62,7 +62,8 @@ func (r *Repo) History(taskID string) ([]HistoryEntry, error) {
 }
 
 // parseTurn reads a turn commit's message (see TurnMessage). ok is false
-// for a commit without a Grub-Task trailer.
+// for a commit without a Grub-Task trailer or a Grub-Iteration that is a
+// whole number.
 func parseTurn(msg string) (e HistoryEntry, ok bool) {
 	paras := strings.Split(strings.TrimSpace(strings.ReplaceAll(msg, "\r\n", "\n")), "\n\n")
 	if len(paras) < 2 {
@@ -78,7 +79,11 @@ func parseTurn(msg string) (e HistoryEntry, ok bool) {
 	if e.TaskID == "" {
 		return e, false
 	}
-	e.Iteration, _ = strconv.Atoi(trailers[TrailerIteration])
+	n, err := strconv.Atoi(trailers[TrailerIteration])
+	if err != nil || n < 0 {
+		return e, false // not a turn grub wrote
+	}
+	e.Iteration = n
 	e.Feature = trailers[TrailerFeature]
 	e.Status = trailers[TrailerStatus]
 	if body := paras[1 : len(paras)-1]; len(body) > 0 {
