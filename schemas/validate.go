@@ -23,6 +23,8 @@ const (
 	ListOutput   = "list-output.schema.json"
 	// HistoryOutput is the --json output of grub history.
 	HistoryOutput = "history-output.schema.json"
+	// ConfigOutput is the --json output of grub config.
+	ConfigOutput = "config-output.schema.json"
 )
 
 //go:embed *.schema.json

@@ -7,13 +7,13 @@ import (
 )
 
 func TestAllSchemasCompile(t *testing.T) {
-	for _, n := range []string{FeatureList, State, LoopState, Control, StatusOutput, ListOutput, HistoryOutput} {
+	for _, n := range []string{FeatureList, State, LoopState, Control, StatusOutput, ListOutput, HistoryOutput, ConfigOutput} {
 		if _, err := schema(n); err != nil {
 			t.Fatalf("%s: %v", n, err)
 		}
 	}
-	if got := len(Names()); got != 7 {
-		t.Fatalf("Names() = %d schemas, want 7", got)
+	if got := len(Names()); got != 8 {
+		t.Fatalf("Names() = %d schemas, want 8", got)
 	}
 }
 

@@ -159,12 +159,12 @@ func TestRunVersionAndHelp(t *testing.T) {
 	if code := Run([]string{"--help"}, ios); code != 0 {
 		t.Fatalf("--help exit %d", code)
 	}
-	for _, cmd := range []string{"start", "resume", "status", "list", "pause", "stop", "edit", "log", "history", "version", "completion"} {
+	for _, cmd := range []string{"start", "resume", "status", "list", "pause", "stop", "edit", "log", "history", "config", "demo", "steer", "answer", "version", "completion"} {
 		if !strings.Contains(out.String(), "\n  "+cmd+" ") {
 			t.Errorf("--help does not list %s:\n%s", cmd, out)
 		}
 	}
-	for _, absent := range []string{"config", "demo-agent"} {
+	for _, absent := range []string{"demo-agent"} {
 		if strings.Contains(out.String(), "\n  "+absent+" ") {
 			t.Errorf("--help lists %s, which another issue adds", absent)
 		}

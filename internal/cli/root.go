@@ -118,6 +118,7 @@ Exit codes:
 		NewCmdLog(f, nil),
 		NewCmdHistory(f, nil),
 		NewCmdDemo(f, nil),
+		NewCmdConfig(f, nil),
 		NewCmdDemoAgent(),
 		NewCmdVersion(f, nil),
 	)

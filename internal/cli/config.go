@@ -1,0 +1,177 @@
+package cli
+
+import (
+	"fmt"
+	"os/exec"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/grub-dev/grub/harness"
+	"github.com/grub-dev/grub/internal/llm"
+	"github.com/grub-dev/grub/schemas"
+)
+
+// ConfigOptions are the inputs of grub config.
+type ConfigOptions struct {
+	IO       *IOStreams
+	Store    func() (*harness.Store, error)
+	Getenv   func(string) string
+	LookPath func(string) (string, error)
+
+	JSON bool
+}
+
+// NewCmdConfig builds grub config. runF, when not nil, replaces the run
+// function (tests use it to check flag parsing).
+func NewCmdConfig(f *Factory, runF func(*ConfigOptions) error) *cobra.Command {
+	opts := &ConfigOptions{IO: f.IO, Store: f.Store, Getenv: f.Getenv, LookPath: exec.LookPath}
+	cmd := &cobra.Command{
+		Use:   "config",
+		Short: "Show the settings a new task would get here, and where each comes from",
+		Long: `Show what grub start would use in this workspace before you spend a token:
+the git repository and whether turns would be committed, the built-in
+agent's server and model (from OPENAI_BASE_URL and GRUB_MODEL; the API key
+is only reported as set or not, never shown), whether the claude and codex
+programs are on PATH, the default limits, and how many tasks the workspace
+holds. grub has no configuration file: flags and these environment
+variables are the whole configuration.
+
+--json prints one object that follows schemas/config-output.schema.json.`,
+		Example: `  grub config
+  grub -C ~/src/api config --json | jq .agents.openai`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return configRun(opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print one JSON object (schemas/config-output.schema.json)")
+	return cmd
+}
+
+type configOutput struct {
+	Workspace string         `json:"workspace"`
+	Git       configGit      `json:"git"`
+	Agents    configAgents   `json:"agents"`
+	Limits    harness.Limits `json:"limits"`
+	Tasks     int            `json:"tasks"`
+}
+
+type configGit struct {
+	Repository bool     `json:"repository"`
+	Root       string   `json:"root,omitempty"`
+	Filters    []string `json:"filters,omitempty"`
+	Commits    bool     `json:"commits"`
+}
+
+type configAgents struct {
+	Default string        `json:"default"`
+	OpenAI  configOpenAI  `json:"openai"`
+	Claude  configProgram `json:"claude"`
+	Codex   configProgram `json:"codex"`
+}
+
+type configOpenAI struct {
+	APIKeySet   bool   `json:"apiKeySet"`
+	BaseURL     string `json:"baseURL"`
+	BaseURLFrom string `json:"baseURLFrom"`
+	Model       string `json:"model"`
+	ModelFrom   string `json:"modelFrom"`
+}
+
+type configProgram struct {
+	Found bool   `json:"found"`
+	Path  string `json:"path,omitempty"`
+}
+
+func configRun(opts *ConfigOptions) error {
+	store, err := opts.Store()
+	if err != nil {
+		return err
+	}
+	out := configOutput{Workspace: store.Root, Limits: harness.DefaultLimits()}
+	repo, err := openRepo(store.Root)
+	if err != nil {
+		return err
+	}
+	if repo != nil {
+		out.Git = configGit{Repository: true, Root: repo.Root()}
+		if out.Git.Filters, err = repo.Filters(); err != nil {
+			return err
+		}
+		out.Git.Commits = len(out.Git.Filters) == 0
+	}
+	o := &out.Agents.OpenAI
+	out.Agents.Default = "openai"
+	o.APIKeySet = opts.Getenv("OPENAI_API_KEY") != ""
+	o.BaseURL, o.BaseURLFrom = opts.Getenv("OPENAI_BASE_URL"), "OPENAI_BASE_URL"
+	if o.BaseURL == "" {
+		o.BaseURL, o.BaseURLFrom = llm.DefaultBaseURL, "default"
+	}
+	o.Model, o.ModelFrom = opts.Getenv("GRUB_MODEL"), "GRUB_MODEL"
+	if o.Model == "" {
+		o.ModelFrom = "unset"
+	}
+	for name, p := range map[string]*configProgram{"claude": &out.Agents.Claude, "codex": &out.Agents.Codex} {
+		if path, err := opts.LookPath(name); err == nil {
+			*p = configProgram{Found: true, Path: path}
+		}
+	}
+	tasks, err := store.List()
+	if err != nil {
+		return err
+	}
+	out.Tasks = len(tasks)
+	if opts.JSON {
+		return writeJSON(opts.IO.Out, schemas.ConfigOutput, out)
+	}
+	return printConfig(opts, out)
+}
+
+func printConfig(opts *ConfigOptions, c configOutput) error {
+	tw := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
+	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
+	row("workspace", c.Workspace)
+	switch {
+	case !c.Git.Repository:
+		row("git", "not a repository: tasks run without commits")
+	case len(c.Git.Filters) > 0:
+		row("git", fmt.Sprintf("%s; uses clean/smudge filters (%s): start tasks with --no-commit", c.Git.Root, strings.Join(c.Git.Filters, "; ")))
+	default:
+		row("git", c.Git.Root+"; every turn is committed (--no-commit turns it off)")
+	}
+	o := c.Agents.OpenAI
+	row("agent", "openai (the default; --agent claude, codex or command for others)")
+	key := "not set (a local server needs none)"
+	if o.APIKeySet {
+		key = "set (not shown)"
+	}
+	row("  OPENAI_API_KEY", key)
+	row("  base URL", fmt.Sprintf("%s (%s)", o.BaseURL, o.BaseURLFrom))
+	model := "unset: pass --model or set GRUB_MODEL"
+	if o.Model != "" {
+		model = o.Model + " (GRUB_MODEL)"
+	}
+	row("  model", model)
+	for _, p := range []struct {
+		name string
+		prog configProgram
+	}{{"claude", c.Agents.Claude}, {"codex", c.Agents.Codex}} {
+		where := "not on PATH"
+		if p.prog.Found {
+			where = p.prog.Path
+		}
+		row("  "+p.name, where)
+	}
+	l := c.Limits
+	row("limits", fmt.Sprintf("%d turns, %d failures in a row (%d for the initializer), %d blocked reports, %d-%d features",
+		l.MaxIterations, l.MaxConsecutiveFailures, l.MaxInitializerFailures, l.MaxBlocked, l.MinFeatures, l.MaxFeatures))
+	row("timeouts", fmt.Sprintf("%s per turn, %s per init.sh or verify run; no token or time budget unless given",
+		humanDuration(l.TurnTimeoutSeconds), humanDuration(l.InitTimeoutSeconds)))
+	row("tasks", fmt.Sprint(c.Tasks))
+	return tw.Flush()
+}
