@@ -90,18 +90,11 @@ func openQuestion(st *harness.State) (*harness.Decision, error) {
 }
 
 func answerRun(opts *AnswerOptions) error {
-	store, err := opts.Store()
+	store, st, err := loadTask(opts.Store, opts.ID)
 	if err != nil {
 		return err
 	}
-	id, err := resolveTask(store, opts.ID)
-	if err != nil {
-		return err
-	}
-	st, err := store.LoadState(id)
-	if err != nil {
-		return err
-	}
+	id := st.ID
 	d, err := openQuestion(st)
 	if err != nil {
 		return err

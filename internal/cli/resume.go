@@ -82,18 +82,11 @@ look at the workspace instead of assuming the turn failed.
 }
 
 func resumeRun(opts *ResumeOptions) error {
-	store, err := opts.Store()
+	store, st, err := loadTask(opts.Store, opts.ID)
 	if err != nil {
 		return err
 	}
-	id, err := resolveTask(store, opts.ID)
-	if err != nil {
-		return err
-	}
-	st, err := store.LoadState(id)
-	if err != nil {
-		return err
-	}
+	id := st.ID
 	if st.Status == harness.StatusComplete {
 		fmt.Fprintf(opts.IO.ErrOut, "grub: task %s is already complete; nothing to resume\n", id)
 		return nil

@@ -90,18 +90,11 @@ func splitMessageArgs(args []string) (id, message string) {
 }
 
 func steerRun(opts *SteerOptions) error {
-	store, err := opts.Store()
+	store, st, err := loadTask(opts.Store, opts.ID)
 	if err != nil {
 		return err
 	}
-	id, err := resolveTask(store, opts.ID)
-	if err != nil {
-		return err
-	}
-	st, err := store.LoadState(id)
-	if err != nil {
-		return err
-	}
+	id := st.ID
 	if st.Status == harness.StatusComplete {
 		return steerComplete(id)
 	}

@@ -19,6 +19,23 @@ func resolveTask(store *harness.Store, id string) (string, error) {
 	return store.Resolve(id)
 }
 
+// loadTask opens the workspace's store, resolves id (empty: the most
+// recently updated task) and loads that task's state.
+func loadTask(open func() (*harness.Store, error), id string) (*harness.Store, *harness.State, error) {
+	store, err := open()
+	if err != nil {
+		return nil, nil, err
+	}
+	if id, err = resolveTask(store, id); err != nil {
+		return nil, nil, err
+	}
+	st, err := store.LoadState(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	return store, st, nil
+}
+
 // taskView is what status and list show of one task: its state, whether a
 // controller holds its lock, and its feature list.
 type taskView struct {
