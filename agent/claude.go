@@ -138,7 +138,7 @@ func (c *Claude) RunTurn(ctx context.Context, t Turn) (Result, error) {
 		}
 		msg := fmt.Sprintf("claude reported an error (subtype %q): %s", r.Subtype, what)
 		if r.Subtype == "error_max_turns" {
-			msg = fmt.Sprintf("claude stopped at its turn limit (--max-turns %d) after %d turns; pass a higher --max-turns among the agent's extra arguments, or split the feature", c.cfg.MaxTurns, r.NumTurns)
+			msg = fmt.Sprintf("claude stopped at its turn limit (--max-turns %d) after %d turns; split the feature into smaller steps", c.cfg.MaxTurns, r.NumTurns)
 		}
 		if res.ExitCode != 0 {
 			msg += fmt.Sprintf("; it %s; %s", exitDescription(res), stderrTail(res))

@@ -51,8 +51,9 @@ laptop), that turn is recorded as "unknown" in the progress log, an agent
 process it left behind is ended first, and the next prompt asks the agent to
 look at the workspace instead of assuming the turn failed.
 
---agent, --agent-cmd, --model, --base-url, --max-requests and
---context-window change the task's agent from here on.`,
+--agent, --agent-cmd, --agent-bin, --model, --base-url, --max-requests,
+--context-window and --request-timeout change the task's agent from here
+on; switching to another --agent starts its settings afresh.`,
 		Example: `  grub resume
   grub resume 0a1b2c3d --max-iter 40
   grub resume --time-budget 2h --agent-cmd 'my-agent --headless'`,

@@ -5,11 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/grub-dev/grub/agent"
 	"github.com/grub-dev/grub/controller"
@@ -52,13 +57,23 @@ func (a *agentFlags) register(cmd *cobra.Command) {
 // $OPENAI_BASE_URL.
 func (a *agentFlags) apply(cmd *cobra.Command, s *harness.Agent, getenv func(string) string) error {
 	fl := cmd.Flags()
-	fresh := s.Kind == ""
-	set := func(name string) bool { return fresh || fl.Changed(name) }
+	oldKind := s.Kind
 	switch {
 	case fl.Changed("agent-cmd") && !fl.Changed("agent"):
 		s.Kind = "command" // --agent-cmd alone means --agent command
-	case set("agent"):
+	case oldKind == "" || fl.Changed("agent"):
 		s.Kind = a.Kind
+	}
+	// A new task, or a task that changes backend, takes every setting
+	// afresh: a model or program chosen for another backend does not carry
+	// over. Otherwise only the flags given change the recorded settings.
+	fresh := s.Kind != oldKind
+	if fresh {
+		*s = harness.Agent{Kind: s.Kind}
+	}
+	// set: the flag's value (or default) is to be recorded for this backend.
+	set := func(name string) bool {
+		return (fresh || fl.Changed(name)) && slices.Contains(agentOnlyFlags[name], s.Kind)
 	}
 	if set("agent-cmd") {
 		s.Command = a.Command
@@ -67,10 +82,16 @@ func (a *agentFlags) apply(cmd *cobra.Command, s *harness.Agent, getenv func(str
 		s.Bin = a.Bin
 	}
 	if set("model") {
-		s.Model = firstNonEmpty(a.Model, getenv("GRUB_MODEL"), s.Model)
+		s.Model = a.Model
+		if s.Model == "" && s.Kind == "openai" {
+			s.Model = getenv("GRUB_MODEL") // the built-in agent's model only
+		}
 	}
 	if set("base-url") {
-		s.BaseURL = firstNonEmpty(a.BaseURL, getenv("OPENAI_BASE_URL"), s.BaseURL)
+		s.BaseURL = a.BaseURL
+		if s.BaseURL == "" && s.Kind == "openai" {
+			s.BaseURL = getenv("OPENAI_BASE_URL")
+		}
 	}
 	if set("max-requests") {
 		if a.MaxRequests < 1 {
@@ -90,6 +111,9 @@ func (a *agentFlags) apply(cmd *cobra.Command, s *harness.Agent, getenv func(str
 		}
 		s.RequestTimeoutSeconds = int64(a.RequestTimeout / time.Second)
 	}
+	if err := checkAgentFlags(fl, s.Kind); err != nil {
+		return err
+	}
 	switch s.Kind {
 	case "command":
 		if s.Command == "" {
@@ -106,16 +130,43 @@ func (a *agentFlags) apply(cmd *cobra.Command, s *harness.Agent, getenv func(str
 	return nil
 }
 
+// agentOnlyFlags are the flags that only one kind of backend reads.
+var agentOnlyFlags = map[string][]string{
+	"agent-cmd":       {"command"},
+	"agent-bin":       {"claude", "codex"},
+	"base-url":        {"openai"},
+	"max-requests":    {"openai"},
+	"context-window":  {"openai"},
+	"request-timeout": {"openai"},
+	"model":           {"openai", "claude", "codex"},
+}
+
+// checkAgentFlags refuses a flag given for a backend the task does not use,
+// instead of storing a setting nothing reads.
+func checkAgentFlags(fl *pflag.FlagSet, kind string) error {
+	for name, kinds := range agentOnlyFlags {
+		if fl.Changed(name) && !slices.Contains(kinds, kind) {
+			return usageErrorf("--%s does not apply to --agent %s (it is for --agent %s)", name, kind, strings.Join(kinds, " or "))
+		}
+	}
+	return nil
+}
+
 // newAgent builds the backend recorded in the task's state. The API key
 // comes from the environment only: it is never stored.
-func newAgent(s harness.Agent, getenv func(string) string) (agent.Agent, error) {
+func newAgent(s harness.Agent, root string, getenv func(string) string) (agent.Agent, error) {
 	switch s.Kind {
 	case "command":
 		return agent.NewCommand(s.Command), nil
-	case "claude":
-		return agent.NewClaude(agent.ClaudeConfig{Bin: s.Bin, Model: s.Model}), nil
-	case "codex":
-		return agent.NewCodex(agent.CodexConfig{Bin: s.Bin, Model: s.Model}), nil
+	case "claude", "codex":
+		bin, err := agentProgram(s, root)
+		if err != nil {
+			return nil, err
+		}
+		if s.Kind == "claude" {
+			return agent.NewClaude(agent.ClaudeConfig{Bin: bin, Model: s.Model}), nil
+		}
+		return agent.NewCodex(agent.CodexConfig{Bin: bin, Model: s.Model}), nil
 	case "openai":
 		client, err := llm.New(llm.Config{BaseURL: s.BaseURL, APIKey: getenv("OPENAI_API_KEY"), Model: s.Model,
 			RequestTimeout: time.Duration(s.RequestTimeoutSeconds) * time.Second})
@@ -127,13 +178,23 @@ func newAgent(s harness.Agent, getenv func(string) string) (agent.Agent, error) 
 	return nil, fmt.Errorf("agent backend %q is not available in this build", s.Kind)
 }
 
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
+// agentProgram finds the claude or codex program before any turn runs: a
+// missing program is a usage error, not a string of failed turns. A
+// relative --agent-bin is relative to the workspace root, like --agent-cmd.
+func agentProgram(s harness.Agent, root string) (string, error) {
+	bin := s.Bin
+	if bin == "" {
+		bin = s.Kind
 	}
-	return ""
+	if strings.ContainsRune(bin, filepath.Separator) && !filepath.IsAbs(bin) {
+		bin = filepath.Join(root, bin)
+	}
+	path, err := exec.LookPath(bin)
+	if err != nil {
+		product := map[string]string{"claude": "Claude Code", "codex": "the Codex CLI"}[s.Kind]
+		return "", usageErrorf("--agent %s: cannot run %s (%v): install %s or name the program with --agent-bin", s.Kind, bin, err, product)
+	}
+	return path, nil
 }
 
 // runOptions are what start and resume hand to runTask.
@@ -157,7 +218,7 @@ func runTask(ctx context.Context, o runOptions) error {
 	if err != nil {
 		return err
 	}
-	backend, err := newAgent(st.Agent, o.Getenv)
+	backend, err := newAgent(st.Agent, o.Store.Root, o.Getenv)
 	if err != nil {
 		return err
 	}

@@ -162,6 +162,10 @@ func startRun(opts *StartOptions) error {
 	if err != nil {
 		return err
 	}
+	// A backend that cannot run is a usage error before anything exists.
+	if _, err := newAgent(opts.Agent, store.Root, opts.Getenv); err != nil {
+		return err
+	}
 	id, err := harness.NewID()
 	if err != nil {
 		return err

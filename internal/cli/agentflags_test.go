@@ -1,0 +1,60 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/grub-dev/grub/harness"
+)
+
+// How resume's agent flags change the settings a task recorded.
+func TestAgentFlagsOnResume(t *testing.T) {
+	env := map[string]string{"GRUB_MODEL": "gpt-4.1", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
+	openai := harness.Agent{Kind: "openai", Model: "gpt-4.1", BaseURL: "http://x/v1", MaxRequests: 64, ContextWindow: 128000, RequestTimeoutSeconds: 600}
+	claude := harness.Agent{Kind: "claude", Bin: "/opt/claude", Model: "sonnet"}
+	tests := []struct {
+		name    string
+		args    []string
+		from    harness.Agent
+		want    harness.Agent
+		wantErr string
+	}{
+		{"no flags keep everything", nil, claude, claude, ""},
+		{"a new program only", []string{"--agent-bin", "/usr/bin/claude"}, claude,
+			harness.Agent{Kind: "claude", Bin: "/usr/bin/claude", Model: "sonnet"}, ""},
+		{"openai to claude drops the openai settings and GRUB_MODEL", []string{"--agent", "claude"}, openai,
+			harness.Agent{Kind: "claude"}, ""},
+		{"claude to openai takes GRUB_MODEL and OPENAI_BASE_URL", []string{"--agent", "openai"}, claude,
+			harness.Agent{Kind: "openai", Model: "gpt-4.1", BaseURL: "http://127.0.0.1:9/v1", MaxRequests: 64, ContextWindow: 128000, RequestTimeoutSeconds: 600}, ""},
+		{"agent-cmd alone switches to command", []string{"--agent-cmd", "my-agent"}, claude,
+			harness.Agent{Kind: "command", Command: "my-agent"}, ""},
+		{"a flag of another backend", []string{"--max-requests", "9"}, claude, harness.Agent{}, "--max-requests does not apply to --agent claude"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ios, _, _, _ := TestIOStreams()
+			f := NewFactory(ios)
+			f.Getenv = func(k string) string { return env[k] }
+			var got harness.Agent
+			var applyErr error
+			cmd := NewCmdResume(f, func(o *ResumeOptions) error {
+				got = tt.from
+				applyErr = o.Agent(&got)
+				return nil
+			})
+			cmd.SetArgs(tt.args)
+			if err := cmd.Execute(); err != nil {
+				t.Fatal(err)
+			}
+			if tt.wantErr != "" {
+				if applyErr == nil || !strings.Contains(applyErr.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", applyErr, tt.wantErr)
+				}
+				return
+			}
+			if applyErr != nil || got != tt.want {
+				t.Fatalf("got %+v, %v; want %+v", got, applyErr, tt.want)
+			}
+		})
+	}
+}
