@@ -48,6 +48,7 @@ func (c *Controller) apply(reqs []harness.ControlRequest) (Stop, bool) {
 			c.st.Pending.Answer = r.Message
 			note := "Answer: " + r.Message
 			if d := c.st.LastDecision; d != nil && d.Question != "" {
+				c.st.Pending.AnswerTo = d.Question
 				note = "Question: " + d.Question + "\n\n" + note
 			}
 			c.appendLog(logEntry{decision: "answer", summary: "the user answered the agent's question", note: note})

@@ -504,3 +504,41 @@ func TestRecoveryDuringInitializer(t *testing.T) {
 		t.Errorf("the initializer prompt after a crash does not say so:\n%s", prompt)
 	}
 }
+
+// Notes for the next turn survive a turn that never really ran: guidance
+// queued before a turn that pause --now cancels reaches the turn after.
+func TestPendingNotesSurviveACancelledTurn(t *testing.T) {
+	t.Parallel()
+	r := newTask(t, func(st *harness.State) { st.Limits.MaxIterations = 1 })
+	if st, err := r.run(context.Background(), "-features 2", harness.LimitChanges{}); err != nil || st.Phase != harness.PhaseExecution {
+		t.Fatalf("setup: %v %v", st, err)
+	}
+	if err := r.store.AppendControl(r.id, harness.ControlRequest{Kind: harness.ControlSteer, Message: "keep commits small"}); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		waitFile(t, filepath.Join(r.store.Root, "hang.pid"))
+		if err := r.store.AppendControl(r.id, harness.ControlRequest{Kind: harness.ControlPauseNow}); err != nil {
+			t.Error(err)
+		}
+	}()
+	more := 10
+	st, err := r.run(context.Background(), "-features 2 -plan 2:hang", harness.LimitChanges{MaxIterations: &more})
+	if err != nil || st.Status != harness.StatusPaused {
+		t.Fatalf("%v %v", st.Status, err)
+	}
+	if len(st.Pending.Steer) != 1 {
+		t.Fatalf("pending after the cancelled turn: %+v", st.Pending)
+	}
+	if st, err = r.run(context.Background(), "-features 2", harness.LimitChanges{}); err != nil || st.Status != harness.StatusComplete {
+		t.Fatalf("%v %v", st.Status, err)
+	}
+	prompt, _ := os.ReadFile(filepath.Join(r.store.Dir(r.id), "turns", "0003.prompt.md"))
+	if !strings.Contains(string(prompt), "keep commits small") {
+		t.Error("the turn after the cancelled one does not carry the guidance")
+	}
+	next, _ := os.ReadFile(filepath.Join(r.store.Dir(r.id), "turns", "0004.prompt.md"))
+	if strings.Contains(string(next), "keep commits small") {
+		t.Error("guidance delivered twice")
+	}
+}

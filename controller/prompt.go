@@ -26,6 +26,8 @@ func (c *Controller) buildPrompt(p harness.Pending) (string, string, error) {
 			MinFeatures: st.Limits.MinFeatures, MaxFeatures: st.Limits.MaxFeatures,
 			Iteration: st.CurrentIteration, Failure: p.Failure,
 			RecoveredUnknownTurn: p.RecoveredUnknownTurn,
+			Answer:               p.Answer,
+			Question:             p.AnswerTo,
 			ObjectiveUpdated:     goalChange, Steer: p.Steer,
 		})
 		return text, "", err
@@ -40,6 +42,7 @@ func (c *Controller) buildPrompt(p harness.Pending) (string, string, error) {
 		ObjectiveUpdated:     goalChange,
 		Steer:                p.Steer,
 		Answer:               p.Answer,
+		Question:             p.AnswerTo,
 		TokensUsed:           st.Usage.TokensUsed,
 		TokenBudget:          st.Limits.TokenBudget,
 	}

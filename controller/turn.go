@@ -97,7 +97,6 @@ func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
 	cancel()
 	_ = c.lock.SetAgentPGID(0)
 
-	st.Pending = harness.Pending{}
 	out := &outcome{usage: res.Usage, elapsed: c.now().Sub(start), phase: st.Phase, feature: feature}
 	c.addUsage(res.Usage)
 	switch {
@@ -116,6 +115,11 @@ func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
 	}
 
 	agentFailed := len(out.failures) > 0
+	if !agentFailed && !out.cancelled && out.stop == nil {
+		// The agent had the turn: the notes were delivered. A turn that was
+		// cut short or never really ran keeps them for the next one.
+		st.Pending = harness.Pending{}
+	}
 	if c.tampered() {
 		out.fail("state.json was modified during the turn; only grub writes it, and your change was discarded")
 	}

@@ -200,6 +200,7 @@ type Pending struct {
 	ObjectiveUpdated     *GoalChange `json:"objectiveUpdated,omitempty"`
 	Steer                []string    `json:"steer,omitempty"`
 	Answer               string      `json:"answer,omitempty"`
+	AnswerTo             string      `json:"answerTo,omitempty"` // the question Answer answers
 }
 
 // GoalChange records an edit of the goal.

@@ -106,6 +106,11 @@ func goldenCases() []goldenCase {
 			p.Iteration = 2
 			p.RecoveredUnknownTurn = true
 		})},
+		{"initializer-answer", initr(func(p *Initializer) {
+			p.Iteration = 2
+			p.Question = "Which database: Postgres or SQLite?"
+			p.Answer = "SQLite <for now> & keep it simple"
+		})},
 		{"initializer-objective-steer", initr(func(p *Initializer) {
 			p.ObjectiveUpdated = &GoalChange{Old: "Add OAuth login to the API", New: testGoal}
 			p.Steer = []string{"Use the standard library's net/http, no web framework."}
@@ -132,6 +137,7 @@ func goldenCases() []goldenCase {
 		{"execution-steer-answer", exec(func(p *Execution) {
 			p.Steer = []string{"Keep sessions in memory for now; no database.", "Write table tests."}
 			p.Answer = "Use GitHub only; Google can wait."
+			p.Question = "GitHub only, or GitHub and Google?"
 			p.LastDecision = &Decision{Status: "blocked", Summary: "Need a decision on providers.", Blocker: "Two providers double the work.", Question: "GitHub only, or GitHub and Google?"}
 		})},
 		{"execution-all-passing", exec(func(p *Execution) {

@@ -68,6 +68,8 @@ type Initializer struct {
 	RecoveredUnknownTurn bool
 	ObjectiveUpdated     *GoalChange
 	Steer                []string // guidance queued by the user, each quoted once
+	Answer               string   // the user's answer to the agent's question
+	Question             string   // the question Answer answers, if known
 }
 
 // FeatureRef is the one feature an execution prompt proposes.
@@ -122,6 +124,7 @@ type Execution struct {
 	ObjectiveUpdated *GoalChange
 	Steer            []string // guidance queued by the user, each quoted once
 	Answer           string   // the user's answer to the agent's question
+	Question         string   // the question Answer answers, if known
 	TokensUsed       int64
 	TokenBudget      int64 // 0 = no budget
 }
@@ -223,6 +226,8 @@ func RenderInitializer(p Initializer) (string, error) {
 		Recovered:        p.RecoveredUnknownTurn,
 		ObjectiveUpdated: goalChangeView(p.ObjectiveUpdated),
 		Steer:            escapeAll(p.Steer),
+		Answer:           EscapeUntrusted(strings.TrimSpace(p.Answer)),
+		Question:         l.field(p.Question, MaxField),
 	}
 	return l.execute("initializer", v)
 }
@@ -251,6 +256,7 @@ func RenderExecution(p Execution) (string, error) {
 		ObjectiveUpdated:   goalChangeView(p.ObjectiveUpdated),
 		Steer:              escapeAll(p.Steer),
 		Answer:             EscapeUntrusted(strings.TrimSpace(p.Answer)),
+		Question:           l.field(p.Question, MaxField),
 		TokensUsed:         p.TokensUsed,
 		TokenBudget:        p.TokenBudget,
 	}
@@ -341,6 +347,7 @@ type initView struct {
 	Recovered                bool
 	ObjectiveUpdated         *GoalChange
 	Steer                    []string
+	Answer, Question         string
 }
 
 type featureView struct {
@@ -373,7 +380,7 @@ type execView struct {
 	BlockedReexamine         string
 	ObjectiveUpdated         *GoalChange
 	Steer                    []string
-	Answer                   string
+	Answer, Question         string
 	TokensUsed, TokenBudget  int64
 	TokensPercent            int64
 }

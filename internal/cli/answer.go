@@ -141,7 +141,11 @@ func recordAnswer(store *harness.Store, id, question, answer string, now time.Ti
 		return nil, &ExitError{Code: ExitUsage, Err: errors.New(
 			"the agent asked another question while you answered; read it with grub status " + id + " and answer again")}
 	}
-	st.Pending.Answer = answer
+	if st.Pending.Answer != "" && st.Pending.AnswerTo == question {
+		return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf(
+			"the question of task %s is already answered (%q); the next turn carries that answer: run grub resume %s", id, st.Pending.Answer, id)}
+	}
+	st.Pending.Answer, st.Pending.AnswerTo = answer, question
 	st.UpdatedAt = now.UTC()
 	if err := store.SaveState(st); err != nil {
 		return nil, err

@@ -87,6 +87,9 @@ func MainArgs(args []string) int {
 }
 
 func (a *fake) run(behaviour string, features int) int {
+	if a.phase == "initializer" && behaviour == "question" {
+		return ask() // before planning
+	}
 	if a.phase == "initializer" {
 		code := a.initialize(features, behaviour == "bad-plan")
 		if behaviour == "no-init" {
@@ -184,8 +187,7 @@ func (a *fake) execute(behaviour string) int {
 		fmt.Fprintln(out, `<loop-state>{"status":"blocked","summary":"cannot reach the service","blocker":"the API credential is missing"}</loop-state>`)
 		return 0
 	case "question":
-		fmt.Fprintln(out, `<loop-state>{"status":"blocked","summary":"need a decision","blocker":"two database choices","question":"Postgres or SQLite?","options":["postgres","sqlite"]}</loop-state>`)
-		return 0
+		return ask()
 	case "hang":
 		if err := os.WriteFile(filepath.Join(a.workspace, "hang.pid"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
 			return fail(err)
@@ -280,6 +282,12 @@ func goalFromState(dir string) string {
 	}
 	_ = json.Unmarshal(data, &st)
 	return st.Goal
+}
+
+// ask reports blocked with a question for the user.
+func ask() int {
+	fmt.Fprintln(out, `<loop-state>{"status":"blocked","summary":"need a decision","blocker":"two database choices","question":"Postgres or SQLite?","options":["postgres","sqlite"]}</loop-state>`)
+	return 0
 }
 
 func say(status, summary, nextStep, feature string) {
