@@ -190,7 +190,7 @@ func TestStopConditions(t *testing.T) {
 	}{
 		{"complete claimed early is downgraded", "-features 2 -plan 2:complete-early", nil, harness.StatusComplete, "every feature passes", 4},
 		{"blocked accepted at the limit", "-features 2 -default blocked", nil, harness.StatusBlocked, "API credential", 4},
-		{"question stops at once", "-features 2 -default question", nil, harness.StatusBlocked, "Postgres or SQLite?", 2},
+		{"question stops at once", "-features 2 -plan 2:question", nil, harness.StatusBlocked, "Postgres or SQLite?", 2},
 		{"no progress", "-features 2 -default idle", func(st *harness.State) { st.Limits.MaxIterations = 50 }, harness.StatusBlocked, "no progress in 5", 6},
 		{"consecutive failures", "-features 2 -default fail", nil, harness.StatusFailed, "3 consecutive failed execution turns", 4},
 		{"initializer failures", "-features 2 -default bad-plan", func(st *harness.State) { st.Limits.MaxInitializerFailures = 2 }, harness.StatusFailed, "initializer", 2},
