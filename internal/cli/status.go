@@ -66,8 +66,9 @@ status would, --exit-status included. On a terminal the screen is redrawn
 each time; when stdout is a file or a pipe, the status is printed only when
 the task changed, separated by a blank line. With --json each change is one
 JSON object on its own line (NDJSON), each following
-schemas/status-output.schema.json. Ctrl-C ends the watch with exit 0 and
-leaves the task running.`,
+schemas/status-output.schema.json. Ctrl-C ends the watch and leaves the
+task running: exit 0, or 130 with --exit-status (there is no final status
+to report yet).`,
 		Example: `  grub status
   grub status 0a1b2c3d
   grub status --json | jq .features

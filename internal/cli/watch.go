@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -40,7 +41,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // terminal it redraws the whole screen each time; otherwise it prints a
 // frame only when the task changed, frames separated by a blank line, and
 // with --json one JSON object per line (NDJSON). Ctrl-C ends the watch
-// with exit 0.
+// (see watchInterrupted).
 func watchStatus(opts *StatusOptions, store *harness.Store, id string) error {
 	ctx, stop := signal.NotifyContext(ctxOr(opts.Ctx), os.Interrupt)
 	defer stop()
@@ -50,11 +51,25 @@ func watchStatus(opts *StatusOptions, store *harness.Store, id string) error {
 	}
 
 	var last []byte
+	var lastView *taskView
 	for {
 		v, err := loadWatchView(store, id)
+		var bad *schemas.Error
+		if errors.As(err, &bad) && lastView != nil && lastView.Held {
+			// An agent scribbled on state.json mid-turn; its runner will
+			// restore the file. Keep watching, and say so only if it stays
+			// broken once the runner is gone.
+			if _, held, herr := store.Holder(id); herr == nil && held {
+				if err := sleep(ctx, opts.Interval); err != nil {
+					return watchInterrupted(ctx, opts, err)
+				}
+				continue
+			}
+		}
 		if err != nil {
 			return err
 		}
+		lastView = v
 		key, err := statusLine(v)
 		if err != nil {
 			return err
@@ -106,12 +121,23 @@ func watchStatus(opts *StatusOptions, store *harness.Store, id string) error {
 			return nil
 		}
 		if err := sleep(ctx, opts.Interval); err != nil {
-			if ctx.Err() != nil {
-				return nil // Ctrl-C: the user has seen enough
-			}
-			return err
+			return watchInterrupted(ctx, opts, err)
 		}
 	}
+}
+
+// watchInterrupted ends a watch that Ctrl-C (or a cancelled context)
+// stopped: the user has seen enough, exit 0, except that with
+// --exit-status the task has not reached a status to report, so exit 130
+// keeps a `watch --exit-status && next-step` chain from going on.
+func watchInterrupted(ctx context.Context, opts *StatusOptions, err error) error {
+	if ctx.Err() == nil {
+		return err
+	}
+	if opts.ExitStatus {
+		return &ExitError{Code: ExitInterrupted}
+	}
+	return nil
 }
 
 // loadWatchView reads the task as status does. A task that looks running

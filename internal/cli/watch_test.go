@@ -258,19 +258,27 @@ func TestStatusWatchEndsAtOnce(t *testing.T) {
 	}
 }
 
-func TestStatusWatchCtrlCExitsZero(t *testing.T) {
-	e := newTestEnv(t)
-	steps := runningTask(e, harness.StatusComplete)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	w := newWatchRun(e, cancel, steps[1])
-	w.opts.Ctx = ctx
-	w.opts.ExitStatus = true // a running task would exit 75; Ctrl-C is not a status
-	if err := statusRun(w.opts); err != nil {
-		t.Errorf("watch ended with %v (exit %d), want exit 0", err, ExitCode(err))
-	}
-	if w.sleeps != 1 {
-		t.Errorf("%d sleeps, want the watch to end at the first", w.sleeps)
+// Ctrl-C ends a watch with exit 0; with --exit-status the task has no final
+// status to report yet, so 130 keeps `watch --exit-status && next` from
+// going on.
+func TestStatusWatchCtrlC(t *testing.T) {
+	for _, tt := range []struct {
+		exitStatus bool
+		want       int
+	}{{false, 0}, {true, 130}} {
+		e := newTestEnv(t)
+		steps := runningTask(e, harness.StatusComplete)
+		ctx, cancel := context.WithCancel(context.Background())
+		w := newWatchRun(e, cancel, steps[1])
+		w.opts.Ctx = ctx
+		w.opts.ExitStatus = tt.exitStatus
+		if code := ExitCode(statusRun(w.opts)); code != tt.want {
+			t.Errorf("--exit-status=%v: exit %d, want %d", tt.exitStatus, code, tt.want)
+		}
+		if w.sleeps != 1 {
+			t.Errorf("%d sleeps, want the watch to end at the first", w.sleeps)
+		}
+		cancel()
 	}
 }
 
