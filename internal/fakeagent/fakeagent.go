@@ -45,6 +45,7 @@ import (
 //	bad-plan          (initializer) write a list whose features pass already
 //	no-init           (initializer) plan, but delete init.sh
 //	list-dir          replace feature-list.json with a folder
+//	scribble          overwrite state.json with garbage, sleep (-sleep), then do honest work
 func Main() int { return MainArgs(os.Args[1:]) }
 
 // MainArgs is Main with the arguments given (without the program name).
@@ -195,6 +196,11 @@ func (a *fake) execute(behaviour string) int {
 		time.Sleep(time.Hour)
 		return 0
 	case "slow":
+		time.Sleep(a.slow)
+	case "scribble":
+		if err := os.WriteFile(filepath.Join(a.harness, "state.json"), []byte("{not json"), 0o644); err != nil {
+			return fail(err)
+		}
 		time.Sleep(a.slow)
 	case "list-dir":
 		if err := os.Remove(a.listPath()); err != nil {
