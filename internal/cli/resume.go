@@ -117,6 +117,13 @@ func resumeRun(opts *ResumeOptions) error {
 			return err
 		}
 	}
+	// A task a controller runs is refused (exit 75) before we announce
+	// anything; the controller's own lock attempt settles any race.
+	if info, held, err := store.Holder(id); err != nil {
+		return err
+	} else if held {
+		return &harness.LockedError{ID: id, Info: info}
+	}
 	fmt.Fprintf(opts.IO.ErrOut, "grub: resuming task %s at iteration %d (%s)\n", id, st.CurrentIteration, st.Status)
 	return runTask(ctxOr(opts.Ctx), runOptions{IO: opts.IO, Store: store, ID: id, Limits: opts.Limits, Now: opts.Now, Getenv: opts.Getenv, JSON: opts.JSON, Heartbeat: opts.Heartbeat})
 }
