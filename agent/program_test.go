@@ -3,6 +3,7 @@
 package agent
 
 import (
+	"context"
 	"errors"
 	"math"
 	"os"
@@ -10,6 +11,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/grub-dev/grub/internal/proc"
 )
 
 // fakeAgentBin returns an executable in a fresh folder, named name, that
@@ -179,5 +183,57 @@ func TestLookupAgentBin(t *testing.T) {
 	got, err = lookupAgentBin(rel, "claude", "Claude Code")
 	if err != nil || got != bin {
 		t.Errorf("relative path %q resolved to %q, %v; want the absolute %q", rel, got, err, bin)
+	}
+}
+
+// The claude and codex backends end a turn that runs out of time, or is
+// cancelled, by killing the program's whole process group.
+func TestProgramBackendsKillTheirGroup(t *testing.T) {
+	t.Parallel()
+	backends := map[string]func(t *testing.T) Agent{
+		"claude": func(t *testing.T) Agent {
+			return NewClaude(ClaudeConfig{Bin: fakeAgentBin(t, "fake-claude.sh", "claude")})
+		},
+		"codex": func(t *testing.T) Agent {
+			return NewCodex(CodexConfig{Bin: fakeAgentBin(t, "fake-codex.sh", "codex")})
+		},
+	}
+	for name, backend := range backends {
+		t.Run(name+"/timeout", func(t *testing.T) {
+			t.Parallel()
+			turn := cmdTestTurn(t, "hang\n")
+			turn.Timeout = 3 * time.Second
+			var pgid int
+			turn.Started = func(p int) { pgid = p }
+			_, err := backend(t).RunTurn(context.Background(), turn)
+			if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), name+" timed out after 3s") {
+				t.Fatalf("error = %v, want one wrapping ErrTimeout that says how long the turn ran", err)
+			}
+			if pgid <= 0 {
+				t.Fatalf("Started got pgid %d", pgid)
+			}
+			cmdAssertGone(t, cmdReadPid(t, filepath.Join(turn.HarnessDir, "child.pid")))
+			if proc.GroupAlive(pgid) {
+				t.Errorf("process group %d alive after the timeout", pgid)
+			}
+		})
+		t.Run(name+"/cancel", func(t *testing.T) {
+			t.Parallel()
+			turn := cmdTestTurn(t, "hang\n")
+			pidfile := filepath.Join(turn.HarnessDir, "child.pid")
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go cancelWhenExists(pidfile, cancel)
+			var pgid int
+			turn.Started = func(p int) { pgid = p }
+			_, err := backend(t).RunTurn(ctx, turn)
+			if !errors.Is(err, context.Canceled) || errors.Is(err, ErrTimeout) {
+				t.Fatalf("error = %v, want one wrapping context.Canceled and not ErrTimeout", err)
+			}
+			cmdAssertGone(t, cmdReadPid(t, pidfile))
+			if proc.GroupAlive(pgid) {
+				t.Errorf("process group %d alive after cancel", pgid)
+			}
+		})
 	}
 }
