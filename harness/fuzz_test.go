@@ -27,7 +27,7 @@ func FuzzDecodeState(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		st, err := store.DecodeState(id, data)
+		st, err := store.decodeState(id, data)
 		if err != nil {
 			var se *schemas.Error
 			if !errors.As(err, &se) {

@@ -283,12 +283,6 @@ func (s *Store) LoadState(id string) (*State, error) {
 	return s.decodeState(id, data)
 }
 
-// DecodeState validates and decodes data as the state.json of task id, as
-// LoadState does with the file's content.
-func (s *Store) DecodeState(id string, data []byte) (*State, error) {
-	return s.decodeState(id, data)
-}
-
 func (s *Store) decodeState(id string, data []byte) (*State, error) {
 	rel := s.Rel(s.Path(id, FileState))
 	if err := schemas.Validate(schemas.State, rel, data); err != nil {
