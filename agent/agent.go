@@ -37,6 +37,10 @@ type Usage struct {
 	Estimated         bool // the backend reported no usage and it was estimated
 }
 
+// Tokens is what the turn counts against a token budget: input - cached
+// input + output (the rule Codex uses; DESIGN.md section 3).
+func (u Usage) Tokens() int64 { return u.InputTokens - u.CachedInputTokens + u.OutputTokens }
+
 // Add sums u and o.
 func (u Usage) Add(o Usage) Usage {
 	return Usage{

@@ -236,11 +236,8 @@ func (r *turnRun) run(ctx context.Context) (Result, error) {
 	}
 }
 
-// tokensUsed is the turn's spend by the budget rule: input - cached input
-// + output.
-func (r *turnRun) tokensUsed() int64 {
-	return r.usage.InputTokens - r.usage.CachedInputTokens + r.usage.OutputTokens
-}
+// tokensUsed is the turn's spend by the budget rule.
+func (r *turnRun) tokensUsed() int64 { return r.usage.Tokens() }
 
 func (r *turnRun) result(final string) Result {
 	return Result{FinalMessage: final, Usage: r.usage}

@@ -30,10 +30,10 @@ func (c *Controller) apply(reqs []harness.ControlRequest) (Stop, bool) {
 		switch r.Kind {
 		case harness.ControlPause, harness.ControlPauseNow:
 			if stop == nil {
-				stop = &Stop{harness.StatusPaused, "paused by user request"}
+				stop = &Stop{harness.StatusPaused, harness.ReasonPausedByUser}
 			}
 		case harness.ControlStop:
-			stop = &Stop{harness.StatusStopped, "stopped by user request"}
+			stop = &Stop{harness.StatusStopped, harness.ReasonStoppedByUser}
 		case harness.ControlEdit:
 			c.editGoal(r.Goal)
 		case harness.ControlLimits:
@@ -44,14 +44,6 @@ func (c *Controller) apply(reqs []harness.ControlRequest) (Stop, bool) {
 		case harness.ControlSteer:
 			c.st.Pending.Steer = append(c.st.Pending.Steer, r.Message)
 			c.appendLog(logEntry{decision: "steer", summary: "guidance from the user for the next turn", note: r.Message})
-		case harness.ControlAnswer:
-			c.st.Pending.Answer = r.Message
-			note := "Answer: " + r.Message
-			if d := c.st.LastDecision; d != nil && d.Question != "" {
-				c.st.Pending.AnswerTo = d.Question
-				note = "Question: " + d.Question + "\n\n" + note
-			}
-			c.appendLog(logEntry{decision: "answer", summary: "the user answered the agent's question", note: note})
 		}
 	}
 	if stop != nil {

@@ -194,9 +194,10 @@ func (c *Controller) loop(ctx context.Context) (*harness.State, error) {
 		// The turn's outcome decides the task's status before the turn is
 		// recorded, so that its log entry and commit carry the final status.
 		c.account()
+		interrupted := ctx.Err() != nil
 		var stop *Stop
 		switch {
-		case ctx.Err() != nil:
+		case interrupted:
 			stop = &Stop{harness.StatusPaused, interruptedReason}
 		case out.stop != nil:
 			stop = out.stop
@@ -213,7 +214,7 @@ func (c *Controller) loop(ctx context.Context) (*harness.State, error) {
 		if err := c.record(context.WithoutCancel(ctx), out); err != nil {
 			return c.st, err
 		}
-		if stop != nil && stop.Status == harness.StatusPaused && stop.Reason == interruptedReason {
+		if interrupted {
 			c.say("interrupted: task %s paused; run grub resume %s to continue", c.st.ID, c.st.ID)
 			return c.st, ErrInterrupted
 		}

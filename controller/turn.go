@@ -140,21 +140,14 @@ func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
 // A turn whose agent failed (timeout, crash, request cap) has no decision to
 // parse: its failure is reason enough, and its edits are undone.
 func (c *Controller) referee(ctx context.Context, out *outcome, message string, agentFailed bool) error {
-	if agentFailed {
-		out.decision = harness.Decision{Status: "failed", Summary: "the agent did not finish the turn"}
-		if c.st.Phase == harness.PhaseExecution {
-			return c.restoreIfChanged()
-		}
-		return nil
-	}
-	if out.cancelled || out.stop != nil {
-		if out.decision.Status == "" {
+	if agentFailed || out.cancelled || out.stop != nil {
+		switch {
+		case agentFailed:
+			out.decision = harness.Decision{Status: "failed", Summary: "the agent did not finish the turn"}
+		case out.decision.Status == "":
 			out.decision = harness.Decision{Status: "cancelled", Summary: "the turn was cancelled before it finished"}
 		}
-		if c.st.Phase == harness.PhaseExecution {
-			return c.restoreIfChanged()
-		}
-		return nil
+		return c.restoreIfChanged() // nothing to restore before a list was accepted
 	}
 	d, perr := loopstate.Parse(message)
 	if perr != nil {
@@ -422,7 +415,7 @@ func (c *Controller) addUsage(u agent.Usage) {
 	s.CachedInputTokens += u.CachedInputTokens
 	s.OutputTokens += u.OutputTokens
 	s.Requests += u.Requests
-	s.TokensUsed += u.InputTokens - u.CachedInputTokens + u.OutputTokens
+	s.TokensUsed += u.Tokens()
 	s.Estimated = s.Estimated || u.Estimated
 }
 

@@ -23,7 +23,6 @@ const (
 	ControlEdit     ControlKind = "edit"   // Goal holds the new goal
 	ControlLimits   ControlKind = "limits" // Limits holds the changes
 	ControlSteer    ControlKind = "steer"  // Message holds the user's guidance
-	ControlAnswer   ControlKind = "answer" // Message holds the user's answer
 )
 
 // ControlRequest is one request in control.json.
@@ -43,7 +42,7 @@ func (r ControlRequest) check() error {
 		if strings.TrimSpace(r.Goal) == "" {
 			return errors.New("control request edit: the new goal is empty")
 		}
-	case ControlSteer, ControlAnswer:
+	case ControlSteer:
 		if strings.TrimSpace(r.Message) == "" {
 			return fmt.Errorf("control request %s: the message is empty", r.Kind)
 		}

@@ -59,7 +59,7 @@ func TestControlRejectsIncompleteRequests(t *testing.T) {
 		{Kind: "reboot"},
 		{Kind: ControlEdit, Goal: "  "},
 		{Kind: ControlSteer},
-		{Kind: ControlAnswer, Message: "\n"},
+		{Kind: ControlSteer, Message: "\n"},
 		{Kind: ControlLimits},
 		{Kind: ControlLimits, Limits: &LimitChanges{}},
 	}

@@ -28,6 +28,14 @@ const (
 	PhaseExecution   Phase = "execution"
 )
 
+// The stop reasons of a pause or stop the user asked for, the same whether
+// the task was idle (grub changed state.json directly) or running (its
+// controller applied the request).
+const (
+	ReasonPausedByUser  = "paused by user"
+	ReasonStoppedByUser = "stopped by user"
+)
+
 // StateVersion is the state.json format version this build writes.
 const StateVersion = 1
 

@@ -1,6 +1,6 @@
 // Package cli holds grub's cobra commands, one file each, and is the only
-// place where the concrete parts (the harness store, later the controller and
-// the agents) are wired together.
+// place where the concrete parts (the harness store, the controller, the
+// agent backends and git) are wired together.
 //
 // A command is an Options struct, a NewCmdX(f, runF) constructor that binds
 // flags to the options, and an xRun(opts) function that does the work; tests

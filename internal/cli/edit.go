@@ -50,8 +50,9 @@ When neither a new goal nor a limit flag is given, the current goal opens in
 your editor ($EDITOR, else $VISUAL, else vi); save an empty file to abort.
 
 The old and the new goal are recorded in progress-log.md, and the agent's
-next prompt carries an "objective updated" note. The feature list is not
-changed: the agent is asked to work towards the new wording from there.
+next prompt carries an "objective updated" note. The features themselves
+are not changed (only the goal the feature list records follows the new
+wording): the agent is asked to work towards it from there.
 
 When a controller is running the task, edit writes a request to its
 control.json and the change takes effect at the next turn boundary. When no

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/grub-dev/grub/controller"
 	"github.com/grub-dev/grub/harness"
 	"github.com/grub-dev/grub/schemas"
 )
@@ -21,10 +22,6 @@ const (
 	ExitLocked      = 75  // the task is already running elsewhere (lock held)
 	ExitInterrupted = 130 // interrupted by a signal (task left paused)
 )
-
-// ErrInterrupted reports that a signal interrupted the command. Commands
-// that catch SIGINT/SIGTERM return it (or wrap it) to exit with 130.
-var ErrInterrupted = errors.New("interrupted")
 
 // ExitError makes a command exit with Code. When Err is nil nothing is
 // printed: the command has already said what there was to say.
@@ -101,7 +98,7 @@ func ExitCode(err error) int {
 	switch {
 	case errors.As(err, &exitErr):
 		return exitErr.Code
-	case errors.Is(err, ErrInterrupted), errors.Is(err, context.Canceled):
+	case errors.Is(err, controller.ErrInterrupted), errors.Is(err, context.Canceled):
 		return ExitInterrupted
 	case errors.As(err, &lockedErr):
 		return ExitLocked

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/grub-dev/grub/controller"
 	"github.com/grub-dev/grub/harness"
 	"github.com/grub-dev/grub/schemas"
 )
@@ -31,8 +32,8 @@ func TestExitCode(t *testing.T) {
 		{"no tasks", fmt.Errorf("resolve: %w", harness.ErrNoTasks), 2},
 		{"lock held", &harness.LockedError{ID: "0a1b2c3d", Info: harness.LockInfo{PID: 7}}, 75},
 		{"wrapped lock held", fmt.Errorf("resume: %w", &harness.LockedError{ID: "0a1b2c3d"}), 75},
-		{"interrupted", ErrInterrupted, 130},
-		{"wrapped interrupted", fmt.Errorf("turn 3: %w", ErrInterrupted), 130},
+		{"interrupted", controller.ErrInterrupted, 130},
+		{"wrapped interrupted", fmt.Errorf("turn 3: %w", controller.ErrInterrupted), 130},
 		{"context canceled by a signal", fmt.Errorf("turn 3: %w", context.Canceled), 130},
 	}
 	for _, tt := range tests {

@@ -82,7 +82,7 @@ func pauseRun(opts *PauseOptions) error {
 				return false, nil
 			}
 			st.Status = harness.StatusPaused
-			st.StopReason = "paused by user"
+			st.StopReason = harness.ReasonPausedByUser
 			return true, nil
 		},
 		Requests: []harness.ControlRequest{{Kind: kind, At: now}},

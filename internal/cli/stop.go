@@ -9,7 +9,7 @@ import (
 )
 
 // stopReasonUser is the stop reason of a task stopped with grub stop.
-const stopReasonUser = "stopped by user"
+const stopReasonUser = harness.ReasonStoppedByUser
 
 // StopOptions are the inputs of grub stop.
 type StopOptions struct {
