@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -39,11 +40,15 @@ func (c *Controller) apply(reqs []harness.ControlRequest) (Stop, bool) {
 		case harness.ControlLimits:
 			if r.Limits != nil {
 				r.Limits.Apply(&c.st.Limits)
+				changed, _ := json.Marshal(r.Limits)
+				c.appendLog(logEntry{decision: "edit", summary: "limits changed by the user", note: "New limits: " + string(changed)})
 				c.say("limits changed by user request")
 			}
 		case harness.ControlSteer:
 			c.st.Pending.Steer = append(c.st.Pending.Steer, r.Message)
-			c.appendLog(logEntry{decision: "steer", summary: "guidance from the user for the next turn", note: r.Message})
+			if err := c.store.AppendEntry(c.st.ID, harness.SteerEntry(c.st, r.Message, c.now())); err != nil {
+				c.say("could not write the progress log: %v", err)
+			}
 		}
 	}
 	if stop != nil {

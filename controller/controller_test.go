@@ -542,3 +542,19 @@ func TestPendingNotesSurviveACancelledTurn(t *testing.T) {
 		t.Error("guidance delivered twice")
 	}
 }
+
+func TestLimitsChangedWhileRunningAreLogged(t *testing.T) {
+	t.Parallel()
+	r := newTask(t, nil)
+	more := 40
+	if err := r.store.AppendControl(r.id, harness.ControlRequest{Kind: harness.ControlLimits, Limits: &harness.LimitChanges{MaxIterations: &more}}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := r.run(context.Background(), "-features 2", harness.LimitChanges{})
+	if err != nil || st.Status != harness.StatusComplete || st.Limits.MaxIterations != 40 {
+		t.Fatalf("%v %v %d", st.Status, err, st.Limits.MaxIterations)
+	}
+	if !strings.Contains(r.log(), `New limits: {"maxIterations":40}`) {
+		t.Errorf("limits change not logged:\n%s", r.log())
+	}
+}

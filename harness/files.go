@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/grub-dev/grub/featurelist"
 	"github.com/grub-dev/grub/schemas"
@@ -124,6 +125,20 @@ func (s *Store) WriteChecklist(id, goal string, l *featurelist.List) error {
 		return err
 	}
 	return WriteFileAtomic(s.Path(id, FileChecklist), []byte(text), 0o644)
+}
+
+// SteerEntry is the progress-log entry of guidance the user queued for the
+// next turn, whether grub wrote it at once (an idle task) or the running
+// controller did at its next turn boundary.
+func SteerEntry(st *State, message string, at time.Time) templates.Entry {
+	return templates.Entry{
+		Iteration: st.CurrentIteration,
+		Phase:     string(st.Phase),
+		Decision:  "steer",
+		Summary:   "guidance from the user for the next turn",
+		Note:      message,
+		At:        at.UTC(),
+	}
 }
 
 // SetGoal changes a task's goal: the state, the note the next prompt

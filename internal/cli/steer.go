@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/grub-dev/grub/harness"
-	"github.com/grub-dev/grub/templates"
 )
 
 // SteerOptions are the inputs of grub steer.
@@ -110,14 +109,7 @@ func steerRun(opts *SteerOptions) error {
 		},
 		AfterSave: func(st *harness.State) error {
 			after = st
-			return store.AppendEntry(id, templates.Entry{
-				Iteration: st.CurrentIteration,
-				Phase:     string(st.Phase),
-				Decision:  "steer",
-				Summary:   "guidance from the user for the next turn",
-				Note:      opts.Message,
-				At:        now.UTC(),
-			})
+			return store.AppendEntry(id, harness.SteerEntry(st, opts.Message, now))
 		},
 		Requests: []harness.ControlRequest{{Kind: harness.ControlSteer, At: now, Message: opts.Message}},
 	})
