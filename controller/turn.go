@@ -270,10 +270,7 @@ func (c *Controller) checkListEdit(ctx context.Context, out *outcome) (featureli
 		out.fail("illegal edit of %s, restored to the accepted list: %s", rel, featurelist.Describe(vs))
 		return change, nil, restoreList(path, base)
 	}
-	list, err := featurelist.Parse(rel, data)
-	if err != nil {
-		return change, nil, err
-	}
+	list := change.After // parsed and schema-checked by CheckTurnBytes
 	if len(change.Flipped) == 0 {
 		return change, list, nil
 	}

@@ -162,6 +162,9 @@ func checkText(c *collector, id, name, what, s string) {
 type Change struct {
 	Flipped   []string // features that went from passes false to true
 	Regressed []string // features that went from passes true to false
+	// After is the list as the turn left it, when CheckTurnBytes could
+	// parse it (CheckTurn leaves it nil: the caller has the list).
+	After *List
 }
 
 // CheckTurn applies the execution-turn rules of DESIGN.md section 4 to the
@@ -370,5 +373,6 @@ func CheckTurnBytes(file string, before *List, afterData []byte) (Change, []Viol
 		}}, nil
 	}
 	ch, vs := CheckTurn(before, after)
+	ch.After = after
 	return ch, vs, nil
 }
