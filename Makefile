@@ -25,9 +25,9 @@ FUZZ_TARGETS = \
 	./featurelist:FuzzCheckTurnBytes \
 	./harness:FuzzDecodeState \
 	./harness:FuzzReadControl \
-	./agent:FuzzParseUsageLines \
-	./agent:FuzzParseClaudeResult \
-	./agent:FuzzParseCodexEvents \
+	./agent/backend:FuzzParseUsageLines \
+	./agent/backend:FuzzParseClaudeResult \
+	./agent/backend:FuzzParseCodexEvents \
 	./internal/gitx:FuzzParseTurn
 
 fuzz:

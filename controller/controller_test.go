@@ -14,7 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/grub-dev/grub/agent"
+	"github.com/grub-dev/grub/agent/backend"
+
 	"github.com/grub-dev/grub/featurelist"
 	"github.com/grub-dev/grub/harness"
 	"github.com/grub-dev/grub/internal/fakeagent"
@@ -90,7 +91,7 @@ func newTask(t *testing.T, mutate func(*harness.State)) *run {
 }
 
 func (r *run) run(ctx context.Context, agentArgs string, lim harness.LimitChanges) (*harness.State, error) {
-	return Run(ctx, Options{Store: r.store, TaskID: r.id, Agent: agent.NewCommand(fakeCmd(r.t, agentArgs)),
+	return Run(ctx, Options{Store: r.store, TaskID: r.id, Agent: backend.NewCommand(fakeCmd(r.t, agentArgs)),
 		Progress: &r.stderr, Limits: lim, Heartbeat: time.Hour, Committer: &r.commits})
 }
 
@@ -459,7 +460,7 @@ func TestHeartbeatDuringLongTurn(t *testing.T) {
 	r := newTask(t, nil)
 	var progress syncBuffer
 	st, err := Run(context.Background(), Options{Store: r.store, TaskID: r.id,
-		Agent: agent.NewCommand(fakeCmd(t, "-features 2 -plan 2:slow")), Progress: &progress, Heartbeat: 100 * time.Millisecond})
+		Agent: backend.NewCommand(fakeCmd(t, "-features 2 -plan 2:slow")), Progress: &progress, Heartbeat: 100 * time.Millisecond})
 	if err != nil || st.Status != harness.StatusComplete {
 		t.Fatalf("%v %v", st.Status, err)
 	}

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/grub-dev/grub/agent/backend"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -45,8 +47,8 @@ func (a *agentFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&a.Command, "agent-cmd", "", "the program to run each turn through sh -c (implies --agent command); the prompt arrives on stdin and its stdout is the final message")
 	fl.StringVar(&a.Model, "model", "", "the model name (default $GRUB_MODEL); required with --agent openai, optional with claude and codex")
 	fl.StringVar(&a.BaseURL, "base-url", "", "with --agent openai: the server's API base URL, e.g. http://localhost:11434/v1 for Ollama (default $OPENAI_BASE_URL, else OpenAI)")
-	fl.IntVar(&a.MaxRequests, "max-requests", agent.DefaultMaxRequests, "with --agent openai: the most model requests in one turn")
-	fl.IntVar(&a.ContextWindow, "context-window", agent.DefaultContextWindow, "with --agent openai: the model's context window in tokens; old tool output is elided above 80% of it")
+	fl.IntVar(&a.MaxRequests, "max-requests", backend.DefaultMaxRequests, "with --agent openai: the most model requests in one turn")
+	fl.IntVar(&a.ContextWindow, "context-window", backend.DefaultContextWindow, "with --agent openai: the model's context window in tokens; old tool output is elided above 80% of it")
 	fl.DurationVar(&a.RequestTimeout, "request-timeout", llm.DefaultRequestTimeout, "with --agent openai: how long one model request may take before it is retried")
 	cmd.Flags().BoolVar(&a.JSON, "json", false, "when the task stops, print its status as one JSON object (schemas/status-output.schema.json)")
 	cmd.Flags().DurationVar(&a.Progress, "heartbeat", 30*time.Second, "how often a long turn reports that it is still running")
@@ -157,23 +159,23 @@ func checkAgentFlags(fl *pflag.FlagSet, kind string) error {
 func newAgent(s harness.Agent, root string, getenv func(string) string) (agent.Agent, error) {
 	switch s.Kind {
 	case "command":
-		return agent.NewCommand(s.Command), nil
+		return backend.NewCommand(s.Command), nil
 	case "claude", "codex":
 		bin, err := agentProgram(s, root)
 		if err != nil {
 			return nil, err
 		}
 		if s.Kind == "claude" {
-			return agent.NewClaude(agent.ClaudeConfig{Bin: bin, Model: s.Model}), nil
+			return backend.NewClaude(backend.ClaudeConfig{Bin: bin, Model: s.Model}), nil
 		}
-		return agent.NewCodex(agent.CodexConfig{Bin: bin, Model: s.Model}), nil
+		return backend.NewCodex(backend.CodexConfig{Bin: bin, Model: s.Model}), nil
 	case "openai":
 		client, err := llm.New(llm.Config{BaseURL: s.BaseURL, APIKey: getenv("OPENAI_API_KEY"), Model: s.Model,
 			RequestTimeout: time.Duration(s.RequestTimeoutSeconds) * time.Second})
 		if err != nil {
 			return nil, &UsageError{Err: err}
 		}
-		return agent.NewOpenAI(agent.OpenAIConfig{Client: client, MaxRequests: s.MaxRequests, ContextWindow: s.ContextWindow}), nil
+		return backend.NewOpenAI(backend.OpenAIConfig{Client: client, MaxRequests: s.MaxRequests, ContextWindow: s.ContextWindow}), nil
 	}
 	return nil, fmt.Errorf("agent backend %q is not available in this build", s.Kind)
 }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package agent
+package backend
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/grub-dev/grub/agent"
 )
 
 // claudeBaseArgs are the arguments every claude run gets, with the default
@@ -30,7 +32,7 @@ func TestClaudeRunTurn(t *testing.T) {
 		cfg         ClaudeConfig
 		wantArgs    []string // nil: claudeBaseArgs
 		wantMessage string
-		wantUsage   Usage
+		wantUsage   agent.Usage
 		wantErr     []string // substrings of the error; nil means no error
 		wantLimited bool
 	}{
@@ -38,7 +40,7 @@ func TestClaudeRunTurn(t *testing.T) {
 			name:        "success maps the result and usage",
 			scenario:    "success",
 			wantMessage: "Added the --verbose flag to the CLI with a unit test; go test ./... passes.",
-			wantUsage:   Usage{InputTokens: 38 + 12045 + 210334, CachedInputTokens: 210334, OutputTokens: 4127, Requests: 14},
+			wantUsage:   agent.Usage{InputTokens: 38 + 12045 + 210334, CachedInputTokens: 210334, OutputTokens: 4127, Requests: 14},
 		},
 		{
 			name:     "model, turn limit and extra arguments are passed",
@@ -49,44 +51,44 @@ func TestClaudeRunTurn(t *testing.T) {
 				"--max-turns", "5", "--model", "opus", "--append-system-prompt", "Be brief.",
 			},
 			wantMessage: "Added the --verbose flag to the CLI with a unit test; go test ./... passes.",
-			wantUsage:   Usage{InputTokens: 222417, CachedInputTokens: 210334, OutputTokens: 4127, Requests: 14},
+			wantUsage:   agent.Usage{InputTokens: 222417, CachedInputTokens: 210334, OutputTokens: 4127, Requests: 14},
 		},
 		{
 			name:      "error result quotes its errors and the exit",
 			scenario:  "error",
-			wantUsage: Usage{InputTokens: 12 + 3001 + 4500, CachedInputTokens: 4500, OutputTokens: 220, Requests: 3},
+			wantUsage: agent.Usage{InputTokens: 12 + 3001 + 4500, CachedInputTokens: 4500, OutputTokens: 220, Requests: 3},
 			wantErr:   []string{`subtype "error_during_execution"`, "API Error: 500", "exited with code 1"},
 		},
 		{
 			name:      "max turns names the limit even when is_error is false",
 			scenario:  "max_turns",
-			wantUsage: Usage{InputTokens: 402 + 80112 + 5012334, CachedInputTokens: 5012334, OutputTokens: 61200, Requests: 201},
+			wantUsage: agent.Usage{InputTokens: 402 + 80112 + 5012334, CachedInputTokens: 5012334, OutputTokens: 61200, Requests: 201},
 			wantErr:   []string{"turn limit (--max-turns 200) after 201 turns"},
 		},
 		{
 			name:        "usage limit result wraps ErrUsageLimited",
 			scenario:    "usage_limit",
-			wantUsage:   Usage{Requests: 1},
+			wantUsage:   agent.Usage{Requests: 1},
 			wantErr:     []string{"Claude AI usage limit reached|1760000400"},
 			wantLimited: true,
 		},
 		{
 			name:        "rate limit on stderr with no result wraps ErrUsageLimited",
 			scenario:    "rate_limit_stderr",
-			wantUsage:   Usage{Requests: 1},
+			wantUsage:   agent.Usage{Requests: 1},
 			wantErr:     []string{"rate_limit_error", "exited with code 1"},
 			wantLimited: true,
 		},
 		{
 			name:      "non-zero exit without output quotes stderr",
 			scenario:  "crash",
-			wantUsage: Usage{Requests: 1},
+			wantUsage: agent.Usage{Requests: 1},
 			wantErr:   []string{"claude exited with code 2", "starting session\nError: Invalid API key"},
 		},
 		{
 			name:      "output that is not a result object",
 			scenario:  "malformed",
-			wantUsage: Usage{Requests: 1},
+			wantUsage: agent.Usage{Requests: 1},
 			wantErr:   []string{"printed no usable result", "not a JSON result object", "Here is my answer"},
 		},
 	}
@@ -163,25 +165,25 @@ func TestParseClaudeResult(t *testing.T) {
 		in         string
 		wantFailed bool
 		wantResult string
-		wantUsage  Usage
+		wantUsage  agent.Usage
 		wantErr    string // substring; empty means no error
 	}{
 		{name: "success sample", in: sample("success.json"), wantResult: "Added the --verbose flag to the CLI with a unit test; go test ./... passes.",
-			wantUsage: Usage{InputTokens: 222417, CachedInputTokens: 210334, OutputTokens: 4127, Requests: 14}},
+			wantUsage: agent.Usage{InputTokens: 222417, CachedInputTokens: 210334, OutputTokens: 4127, Requests: 14}},
 		{name: "error sample", in: sample("error_during_execution.json"), wantFailed: true,
-			wantUsage: Usage{InputTokens: 7513, CachedInputTokens: 4500, OutputTokens: 220, Requests: 3}},
+			wantUsage: agent.Usage{InputTokens: 7513, CachedInputTokens: 4500, OutputTokens: 220, Requests: 3}},
 		{name: "max turns sample", in: sample("error_max_turns.json"), wantFailed: true,
-			wantUsage: Usage{InputTokens: 5092848, CachedInputTokens: 5012334, OutputTokens: 61200, Requests: 201}},
+			wantUsage: agent.Usage{InputTokens: 5092848, CachedInputTokens: 5012334, OutputTokens: 61200, Requests: 201}},
 		{name: "usage limit sample", in: sample("usage_limit.json"), wantFailed: true, wantResult: "Claude AI usage limit reached|1760000400",
-			wantUsage: Usage{Requests: 1}},
+			wantUsage: agent.Usage{Requests: 1}},
 		{name: "verbose array: the last result element", in: sample("verbose_array.json"), wantResult: "Done.",
-			wantUsage: Usage{InputTokens: 1005, CachedInputTokens: 900, OutputTokens: 40, Requests: 2}},
+			wantUsage: agent.Usage{InputTokens: 1005, CachedInputTokens: 900, OutputTokens: 40, Requests: 2}},
 		{name: "stray line before the result", in: "Update available: run claude update\n" + sample("success.json"), wantResult: "Added the --verbose flag to the CLI with a unit test; go test ./... passes.",
-			wantUsage: Usage{InputTokens: 222417, CachedInputTokens: 210334, OutputTokens: 4127, Requests: 14}},
+			wantUsage: agent.Usage{InputTokens: 222417, CachedInputTokens: 210334, OutputTokens: 4127, Requests: 14}},
 		{name: "no usage and no turns counts one request", in: `{"type":"result","subtype":"success","is_error":false,"result":"ok"}`, wantResult: "ok",
-			wantUsage: Usage{Requests: 1}},
+			wantUsage: agent.Usage{Requests: 1}},
 		{name: "absurd counts saturate", in: `{"type":"result","subtype":"success","result":"x","num_turns":1,"usage":{"input_tokens":9223372036854775807,"cache_read_input_tokens":9223372036854775807}}`,
-			wantResult: "x", wantUsage: Usage{InputTokens: math.MaxInt64, CachedInputTokens: math.MaxInt64, Requests: 1}},
+			wantResult: "x", wantUsage: agent.Usage{InputTokens: math.MaxInt64, CachedInputTokens: math.MaxInt64, Requests: 1}},
 		{name: "empty", in: " \n", wantErr: "empty"},
 		{name: "not JSON", in: "hello", wantErr: "not a JSON result object"},
 		{name: "not a result message", in: `{"type":"assistant","message":{}}`, wantErr: `"assistant" message`},

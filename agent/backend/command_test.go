@@ -1,6 +1,6 @@
 //go:build linux
 
-package agent
+package backend
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/grub-dev/grub/agent"
 
 	"github.com/grub-dev/grub/internal/proc"
 )
@@ -32,7 +34,7 @@ func cmdScript(t *testing.T, name string) string {
 
 // cmdTestTurn returns a turn in a fresh workspace whose harness dir exists
 // and whose prompt file holds prompt.
-func cmdTestTurn(t *testing.T, prompt string) Turn {
+func cmdTestTurn(t *testing.T, prompt string) agent.Turn {
 	t.Helper()
 	ws := t.TempDir()
 	harness := filepath.Join(ws, ".grub", "t1")
@@ -43,7 +45,7 @@ func cmdTestTurn(t *testing.T, prompt string) Turn {
 	if err := os.WriteFile(promptFile, []byte(prompt), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return Turn{
+	return agent.Turn{
 		TaskID:     "t1",
 		Iteration:  7,
 		Phase:      "execution",
@@ -108,7 +110,7 @@ func TestCommandTurnOutcomes(t *testing.T) {
 		script      string
 		prompt      string
 		wantMessage string
-		wantUsage   Usage
+		wantUsage   agent.Usage
 		wantErr     []string // substrings of the error; nil means no error
 	}{
 		{
@@ -116,26 +118,26 @@ func TestCommandTurnOutcomes(t *testing.T) {
 			script:      "echo_prompt.sh",
 			prompt:      "Work on F3.\nEmit loop-state.\n",
 			wantMessage: "Work on F3.\nEmit loop-state.\n",
-			wantUsage:   Usage{Requests: 1},
+			wantUsage:   agent.Usage{Requests: 1},
 		},
 		{
 			name:        "non-zero exit names the code and quotes stderr",
 			script:      "fail.sh",
 			wantMessage: "half an answer\n",
-			wantUsage:   Usage{Requests: 1},
+			wantUsage:   agent.Usage{Requests: 1},
 			wantErr:     []string{"exited with code 3", "first complaint\nmodel endpoint unreachable", "fail.sh"},
 		},
 		{
 			name:        "usage lines are summed",
 			script:      "usage.sh",
 			wantMessage: "done\n",
-			wantUsage:   Usage{InputTokens: 1200, CachedInputTokens: 401, OutputTokens: 57, Requests: 1},
+			wantUsage:   agent.Usage{InputTokens: 1200, CachedInputTokens: 401, OutputTokens: 57, Requests: 1},
 		},
 		{
 			name:        "malformed usage line is an error and the rest still counts",
 			script:      "bad_usage.sh",
 			wantMessage: "done\n",
-			wantUsage:   Usage{InputTokens: 10, OutputTokens: 5, Requests: 1},
+			wantUsage:   agent.Usage{InputTokens: 10, OutputTokens: 5, Requests: 1},
 			wantErr:     []string{"stderr line 2", `unknown field "inputs"`, `GRUB_USAGE {"input":N`},
 		},
 	}
@@ -156,7 +158,7 @@ func TestCommandTurnOutcomes(t *testing.T) {
 						t.Errorf("error %q does not contain %q", err, s)
 					}
 				}
-				if errors.Is(err, ErrTimeout) {
+				if errors.Is(err, agent.ErrTimeout) {
 					t.Errorf("error %q wraps ErrTimeout", err)
 				}
 			}
@@ -175,11 +177,11 @@ func TestCommandSetupErrors(t *testing.T) {
 	tests := []struct {
 		name string
 		cmd  string
-		ws   func(t *testing.T, turn *Turn)
+		ws   func(t *testing.T, turn *agent.Turn)
 		want string
 	}{
 		{name: "empty command", cmd: "  ", want: "--agent-cmd"},
-		{name: "missing workspace", cmd: "true", ws: func(t *testing.T, turn *Turn) {
+		{name: "missing workspace", cmd: "true", ws: func(t *testing.T, turn *agent.Turn) {
 			turn.Workspace = filepath.Join(turn.Workspace, "gone")
 		}, want: "gone"},
 	}
@@ -206,7 +208,7 @@ func TestCommandTimeoutKillsGroup(t *testing.T) {
 	turn.Started = func(p int) { pgid = p }
 
 	_, err := NewCommand(cmdScript(t, "hang.sh")).RunTurn(context.Background(), turn)
-	if !errors.Is(err, ErrTimeout) {
+	if !errors.Is(err, agent.ErrTimeout) {
 		t.Fatalf("error = %v, want one wrapping ErrTimeout", err)
 	}
 	if !strings.Contains(err.Error(), "agent command timed out after 1.5s") {
@@ -244,8 +246,8 @@ func TestCommandCancelKillsGroup(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("error = %v, want one wrapping context.Canceled", err)
 	}
-	if errors.Is(err, ErrTimeout) {
-		t.Errorf("error %q wraps ErrTimeout on a cancel", err)
+	if errors.Is(err, agent.ErrTimeout) {
+		t.Errorf("error %q wraps agent.ErrTimeout on a cancel", err)
 	}
 	cmdAssertGone(t, cmdReadPid(t, pidfile))
 	if proc.GroupAlive(pgid) {

@@ -1,4 +1,4 @@
-package agent
+package backend
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/grub-dev/grub/agent"
 
 	"github.com/grub-dev/grub/internal/proc"
 )
@@ -105,17 +107,17 @@ func (c *Claude) args() []string {
 // wrapping ctx.Err() when ctx was cancelled. The Result carries the usage
 // of any result object Claude Code printed, whatever the error, and its
 // text when it was not an error.
-func (c *Claude) RunTurn(ctx context.Context, t Turn) (Result, error) {
+func (c *Claude) RunTurn(ctx context.Context, t agent.Turn) (agent.Result, error) {
 	bin, err := lookupAgentBin(c.cfg.Bin, "claude", "Claude Code")
 	if err != nil {
-		return Result{}, err
+		return agent.Result{}, err
 	}
 	res, err := runProgram(ctx, t, programSpec{Args: append([]string{bin}, c.args()...)})
 	if err != nil {
-		return Result{}, fmt.Errorf("claude: %w", err)
+		return agent.Result{}, fmt.Errorf("claude: %w", err)
 	}
 
-	out := Result{Usage: Usage{Requests: 1}}
+	out := agent.Result{Usage: agent.Usage{Requests: 1}}
 	r, parseErr := parseClaudeResult(res.Stdout)
 	if parseErr == nil && res.StdoutTruncated {
 		parseErr = fmt.Errorf("its output was longer than the %d bytes grub keeps", len(res.Stdout))
@@ -134,7 +136,7 @@ func (c *Claude) RunTurn(ctx context.Context, t Turn) (Result, error) {
 	case parseErr == nil && r.failed():
 		what := r.problem()
 		if isUsageLimitMessage(what) || (res.ExitCode != 0 && isUsageLimitMessage(proc.TailString(res.Stderr, stderrTailBytes))) {
-			return out, fmt.Errorf("claude: %w: %s", ErrUsageLimited, what)
+			return out, fmt.Errorf("claude: %w: %s", agent.ErrUsageLimited, what)
 		}
 		msg := fmt.Sprintf("claude reported an error (subtype %q): %s", r.Subtype, what)
 		if r.Subtype == "error_max_turns" {
@@ -147,7 +149,7 @@ func (c *Claude) RunTurn(ctx context.Context, t Turn) (Result, error) {
 	case res.ExitCode != 0:
 		said := proc.TailString(res.Stderr, stderrTailBytes) + "\n" + string(bytes.TrimSpace(res.Stdout))
 		if isUsageLimitMessage(said) {
-			return out, fmt.Errorf("claude: %w: it %s; %s", ErrUsageLimited, exitDescription(res), stderrTail(res))
+			return out, fmt.Errorf("claude: %w: it %s; %s", agent.ErrUsageLimited, exitDescription(res), stderrTail(res))
 		}
 		msg := fmt.Sprintf("claude %s; %s", exitDescription(res), stderrTail(res))
 		if len(bytes.TrimSpace(res.Stdout)) > 0 && parseErr != nil {
@@ -188,9 +190,9 @@ func (r claudeResult) failed() bool {
 }
 
 // usage maps the result's usage to grub's; see Claude.
-func (r claudeResult) usage() Usage {
+func (r claudeResult) usage() agent.Usage {
 	u := r.Usage
-	return Usage{
+	return agent.Usage{
 		InputTokens:       addTokens(addTokens(u.InputTokens, u.CacheCreationInputTokens), u.CacheReadInputTokens),
 		CachedInputTokens: u.CacheReadInputTokens,
 		OutputTokens:      u.OutputTokens,

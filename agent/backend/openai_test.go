@@ -1,4 +1,4 @@
-package agent
+package backend
 
 import (
 	"bytes"
@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/grub-dev/grub/agent"
 
 	"github.com/grub-dev/grub/agent/tools"
 	"github.com/grub-dev/grub/internal/llm"
@@ -59,14 +61,14 @@ func newClient(t *testing.T, srv *llmtest.Server) *llm.Client {
 }
 
 // newTurn returns a turn in a fresh workspace with a harness folder.
-func newTurn(t *testing.T, iteration int, prompt string) Turn {
+func newTurn(t *testing.T, iteration int, prompt string) agent.Turn {
 	t.Helper()
 	ws := t.TempDir()
 	hd := filepath.Join(ws, ".grub", "0123abcd")
 	if err := os.MkdirAll(hd, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return Turn{
+	return agent.Turn{
 		TaskID: "0123abcd", Iteration: iteration, Phase: "execution", Prompt: prompt,
 		Workspace: ws, HarnessDir: hd, Locale: "en", Timeout: time.Minute,
 	}
@@ -104,7 +106,7 @@ func TestOpenAIMultiStepTurn(t *testing.T) {
 	if err != nil || string(got) != "hello, world\n" {
 		t.Fatalf("greet.txt = %q, %v; want the edit applied", got, err)
 	}
-	want := Usage{InputTokens: 4600, CachedInputTokens: 3000, OutputTokens: 135, Requests: 4}
+	want := agent.Usage{InputTokens: 4600, CachedInputTokens: 3000, OutputTokens: 135, Requests: 4}
 	if res.Usage != want {
 		t.Errorf("usage = %+v, want %+v", res.Usage, want)
 	}
@@ -173,7 +175,7 @@ func TestOpenAIRetriesCounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Usage != (Usage{InputTokens: 10, OutputTokens: 5, Requests: 1}) {
+	if res.Usage != (agent.Usage{InputTokens: 10, OutputTokens: 5, Requests: 1}) {
 		t.Errorf("usage = %+v", res.Usage)
 	}
 	entries, err := ReadTranscript(res.Transcript)
@@ -192,10 +194,10 @@ func TestOpenAIQuotaEndsUsageLimited(t *testing.T) {
 	)
 	res, err := NewOpenAI(OpenAIConfig{Client: newClient(t, srv), Tools: []tools.Tool{echoTool("echo")}}).
 		RunTurn(context.Background(), newTurn(t, 1, "go"))
-	if !errors.Is(err, ErrUsageLimited) {
+	if !errors.Is(err, agent.ErrUsageLimited) {
 		t.Fatalf("err = %v, want ErrUsageLimited", err)
 	}
-	if res.Usage != (Usage{InputTokens: 100, OutputTokens: 10, Requests: 1}) {
+	if res.Usage != (agent.Usage{InputTokens: 100, OutputTokens: 10, Requests: 1}) {
 		t.Errorf("usage = %+v, want the first request's", res.Usage)
 	}
 }
@@ -204,7 +206,7 @@ func TestOpenAIPermanentErrorEndsTurn(t *testing.T) {
 	srv := llmtest.Start(t, llmtest.Step{Fault: llmtest.Status, Status: 401, Message: "bad key"})
 	_, err := NewOpenAI(OpenAIConfig{Client: newClient(t, srv), Tools: []tools.Tool{}}).
 		RunTurn(context.Background(), newTurn(t, 1, "go"))
-	if err == nil || errors.Is(err, ErrUsageLimited) || !strings.Contains(err.Error(), "OPENAI_API_KEY") {
+	if err == nil || errors.Is(err, agent.ErrUsageLimited) || !strings.Contains(err.Error(), "OPENAI_API_KEY") {
 		t.Fatalf("err = %v, want a failure telling to check OPENAI_API_KEY", err)
 	}
 }
@@ -213,17 +215,17 @@ func TestOpenAIUsage(t *testing.T) {
 	tests := []struct {
 		name  string
 		steps []llmtest.Step
-		want  Usage
+		want  agent.Usage
 	}{
 		{"reported with cached tokens", []llmtest.Step{
 			llmtest.Calls(u(12345, 12000, 77), llmtest.Call("echo", `{"x":"a"}`)),
 			llmtest.Calls(u(13000, 12288, 101), llmtest.Call("echo", `{"x":"b"}`)),
 			llmtest.Text("end", u(13500, 12800, 9)),
-		}, Usage{InputTokens: 38845, CachedInputTokens: 37088, OutputTokens: 187, Requests: 3}},
+		}, agent.Usage{InputTokens: 38845, CachedInputTokens: 37088, OutputTokens: 187, Requests: 3}},
 		{"one request without usage", []llmtest.Step{
 			llmtest.Calls(u(500, 100, 10), llmtest.Call("echo", `{"x":"a"}`)),
 			llmtest.Text("end", nil),
-		}, Usage{}}, // checked below: estimated
+		}, agent.Usage{}}, // checked below: estimated
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -233,7 +235,7 @@ func TestOpenAIUsage(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tt.want != (Usage{}) {
+			if tt.want != (agent.Usage{}) {
 				if res.Usage != tt.want {
 					t.Errorf("usage = %+v, want %+v", res.Usage, tt.want)
 				}
@@ -273,7 +275,7 @@ func TestOpenAITokenBudgetWrapUp(t *testing.T) {
 			turn := newTurn(t, 3, "go")
 			turn.TokenBudgetLeft = 1000
 			res, err := NewOpenAI(OpenAIConfig{Client: newClient(t, srv), Tools: []tools.Tool{count}}).RunTurn(context.Background(), turn)
-			if !errors.Is(err, ErrBudgetSpent) {
+			if !errors.Is(err, agent.ErrBudgetSpent) {
 				t.Fatalf("err = %v, want ErrBudgetSpent", err)
 			}
 			if res.FinalMessage != tt.wantFinal {
@@ -282,7 +284,7 @@ func TestOpenAITokenBudgetWrapUp(t *testing.T) {
 			if runs.Load() != tt.wantToolRuns {
 				t.Errorf("tool ran %d times, want %d", runs.Load(), tt.wantToolRuns)
 			}
-			want := Usage{InputTokens: 2800, CachedInputTokens: 1600, OutputTokens: 450, Requests: 2}
+			want := agent.Usage{InputTokens: 2800, CachedInputTokens: 1600, OutputTokens: 450, Requests: 2}
 			if res.Usage != want {
 				t.Errorf("usage = %+v, want %+v", res.Usage, want)
 			}
@@ -593,7 +595,7 @@ func TestOpenAICancellation(t *testing.T) {
 		go func() { <-started; cancel() }()
 		res, err := NewOpenAI(OpenAIConfig{Client: newClient(t, srv), Tools: []tools.Tool{blocking(started)}}).
 			RunTurn(ctx, newTurn(t, 1, "go"))
-		if !errors.Is(err, context.Canceled) || errors.Is(err, ErrTimeout) {
+		if !errors.Is(err, context.Canceled) || errors.Is(err, agent.ErrTimeout) {
 			t.Fatalf("err = %v, want context.Canceled", err)
 		}
 		if res.Usage.Requests != 1 {
@@ -607,7 +609,7 @@ func TestOpenAICancellation(t *testing.T) {
 		turn.Timeout = 50 * time.Millisecond
 		_, err := NewOpenAI(OpenAIConfig{Client: newClient(t, srv), Tools: []tools.Tool{blocking(started)}}).
 			RunTurn(context.Background(), turn)
-		if !errors.Is(err, ErrTimeout) {
+		if !errors.Is(err, agent.ErrTimeout) {
 			t.Fatalf("err = %v, want ErrTimeout", err)
 		}
 	})
@@ -649,7 +651,7 @@ func TestOpenAIWrapUpLocale(t *testing.T) {
 	turn := newTurn(t, 1, "go")
 	turn.Locale, turn.TokenBudgetLeft = "zh", 50
 	_, err := NewOpenAI(OpenAIConfig{Client: newClient(t, srv), Tools: []tools.Tool{echoTool("echo")}}).RunTurn(context.Background(), turn)
-	if !errors.Is(err, ErrBudgetSpent) {
+	if !errors.Is(err, agent.ErrBudgetSpent) {
 		t.Fatal(err)
 	}
 	msgs := srv.Requests()[1].Decoded

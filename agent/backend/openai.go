@@ -1,4 +1,4 @@
-package agent
+package backend
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/grub-dev/grub/agent"
 
 	"github.com/grub-dev/grub/agent/tools"
 	"github.com/grub-dev/grub/internal/llm"
@@ -117,9 +119,9 @@ func NewOpenAI(cfg OpenAIConfig) *OpenAI {
 var errTurnTimeout = errors.New("turn timeout")
 
 // RunTurn runs one turn; see OpenAI.
-func (o *OpenAI) RunTurn(ctx context.Context, t Turn) (Result, error) {
+func (o *OpenAI) RunTurn(ctx context.Context, t agent.Turn) (agent.Result, error) {
 	if o.cfg.Client == nil {
-		return Result{}, errors.New("openai agent: no model client configured")
+		return agent.Result{}, errors.New("openai agent: no model client configured")
 	}
 	toolList := o.cfg.Tools
 	if toolList == nil {
@@ -128,14 +130,14 @@ func (o *OpenAI) RunTurn(ctx context.Context, t Turn) (Result, error) {
 		cfg.Started = t.Started
 		toolList, err = tools.All(cfg)
 		if err != nil {
-			return Result{}, fmt.Errorf("openai agent: %w", err)
+			return agent.Result{}, fmt.Errorf("openai agent: %w", err)
 		}
 	}
 	byName := make(map[string]tools.Tool, len(toolList))
 	defs := make([]llm.ToolDef, 0, len(toolList))
 	for _, tl := range toolList {
 		if _, dup := byName[tl.Name()]; dup {
-			return Result{}, fmt.Errorf("openai agent: two tools are named %q", tl.Name())
+			return agent.Result{}, fmt.Errorf("openai agent: two tools are named %q", tl.Name())
 		}
 		byName[tl.Name()] = tl
 		defs = append(defs, llm.ToolDef{Name: tl.Name(), Description: tl.Description(), Parameters: tl.Parameters()})
@@ -148,7 +150,7 @@ func (o *OpenAI) RunTurn(ctx context.Context, t Turn) (Result, error) {
 	}
 	tr, err := openTranscript(t.HarnessDir, t.Iteration, o.cfg.Now)
 	if err != nil {
-		return Result{}, fmt.Errorf("openai agent: %w", err)
+		return agent.Result{}, fmt.Errorf("openai agent: %w", err)
 	}
 	r := &turnRun{
 		cfg:     o.cfg,
@@ -182,7 +184,7 @@ func (o *OpenAI) RunTurn(ctx context.Context, t Turn) (Result, error) {
 // turnRun is the state of one turn.
 type turnRun struct {
 	cfg     OpenAIConfig
-	turn    Turn
+	turn    agent.Turn
 	tools   map[string]tools.Tool
 	names   string
 	defs    []llm.ToolDef
@@ -193,11 +195,11 @@ type turnRun struct {
 	elided   map[int]bool   // indexes of tool messages stubbed in requests
 	spills   map[int]string // spill paths of tool messages
 	repeats  map[string]int // tool call + result -> count
-	usage    Usage
+	usage    agent.Usage
 	requests int // model requests made, successful or not
 }
 
-func (r *turnRun) run(ctx context.Context) (Result, error) {
+func (r *turnRun) run(ctx context.Context) (agent.Result, error) {
 	for {
 		if ctx.Err() != nil {
 			return r.result(""), r.ctxErr(ctx)
@@ -239,14 +241,14 @@ func (r *turnRun) run(ctx context.Context) (Result, error) {
 // tokensUsed is the turn's spend by the budget rule.
 func (r *turnRun) tokensUsed() int64 { return r.usage.Tokens() }
 
-func (r *turnRun) result(final string) Result {
-	return Result{FinalMessage: final, Usage: r.usage}
+func (r *turnRun) result(final string) agent.Result {
+	return agent.Result{FinalMessage: final, Usage: r.usage}
 }
 
 // ctxErr explains why ctx ended.
 func (r *turnRun) ctxErr(ctx context.Context) error {
 	if errors.Is(context.Cause(ctx), errTurnTimeout) {
-		return fmt.Errorf("%w: the turn ran longer than %s", ErrTimeout, r.turn.Timeout)
+		return fmt.Errorf("%w: the turn ran longer than %s", agent.ErrTimeout, r.turn.Timeout)
 	}
 	return fmt.Errorf("turn cancelled: %w", context.Cause(ctx))
 }
@@ -264,14 +266,14 @@ func (r *turnRun) request(ctx context.Context, wrapUp bool) (llm.Response, error
 		case ctx.Err() != nil:
 			err = r.ctxErr(ctx)
 		case errors.Is(err, llm.ErrQuota):
-			err = fmt.Errorf("%w: %v", ErrUsageLimited, err)
+			err = fmt.Errorf("%w: %v", agent.ErrUsageLimited, err)
 		default:
 			err = fmt.Errorf("model request %d: %w", n, err)
 		}
 		return resp, errors.Join(err, werr)
 	}
 	u := resp.Usage
-	r.usage = r.usage.Add(Usage{
+	r.usage = r.usage.Add(agent.Usage{
 		InputTokens:       u.Prompt,
 		CachedInputTokens: u.CachedPrompt,
 		OutputTokens:      u.Completion,
@@ -289,9 +291,9 @@ func (r *turnRun) request(ctx context.Context, wrapUp bool) (llm.Response, error
 
 // wrapUp makes the one request that ends a turn whose token budget is
 // spent.
-func (r *turnRun) wrapUp(ctx context.Context) (Result, error) {
+func (r *turnRun) wrapUp(ctx context.Context) (agent.Result, error) {
 	used, left := r.tokensUsed(), r.turn.TokenBudgetLeft
-	spent := fmt.Errorf("%w: this turn used %d tokens and the task had %d left", ErrBudgetSpent, used, left)
+	spent := fmt.Errorf("%w: this turn used %d tokens and the task had %d left", agent.ErrBudgetSpent, used, left)
 	locale := r.turn.Locale
 	if locale == "" {
 		locale = "en"
@@ -307,7 +309,7 @@ func (r *turnRun) wrapUp(ctx context.Context) (Result, error) {
 	r.msgs = append(r.msgs, llm.Message{Role: llm.RoleUser, Content: text})
 	resp, err := r.request(ctx, true)
 	if err != nil {
-		if errors.Is(err, ErrUsageLimited) || errors.Is(err, ErrTimeout) || ctx.Err() != nil {
+		if errors.Is(err, agent.ErrUsageLimited) || errors.Is(err, agent.ErrTimeout) || ctx.Err() != nil {
 			return r.result(""), err
 		}
 		return r.result(""), fmt.Errorf("%w (the wrap-up request failed: %v)", spent, err)
@@ -441,7 +443,7 @@ func (r *turnRun) stub(i int) string {
 
 // stubRef names the transcript for the model: relative to the workspace
 // when it is inside it.
-func stubRef(t Turn, path string) string {
+func stubRef(t agent.Turn, path string) string {
 	if path == "" {
 		return fmt.Sprintf("turns/%04d.jsonl", t.Iteration)
 	}

@@ -1,4 +1,4 @@
-package agent
+package backend
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/grub-dev/grub/agent"
 
 	"github.com/grub-dev/grub/internal/proc"
 )
@@ -62,18 +64,18 @@ func NewCommand(cmd string) *Command {
 // standard error when the program exited non-zero, and an error for a
 // malformed usage line. The Result carries the output and usage seen so far
 // even when the error is non-nil.
-func (c *Command) RunTurn(ctx context.Context, t Turn) (Result, error) {
+func (c *Command) RunTurn(ctx context.Context, t agent.Turn) (agent.Result, error) {
 	if strings.TrimSpace(c.Cmd) == "" {
-		return Result{}, errors.New("agent command: no command given: set --agent-cmd to the program to run")
+		return agent.Result{}, errors.New("agent command: no command given: set --agent-cmd to the program to run")
 	}
 	res, err := runProgram(ctx, t, programSpec{Command: c.Cmd, ExtraEnv: c.ExtraEnv})
 	if err != nil {
-		return Result{}, fmt.Errorf("agent command: %w", err)
+		return agent.Result{}, fmt.Errorf("agent command: %w", err)
 	}
 
 	usage, usageErr := parseUsageLines(res.Stderr)
 	usage.Requests = 1
-	out := Result{FinalMessage: string(res.Stdout), Usage: usage}
+	out := agent.Result{FinalMessage: string(res.Stdout), Usage: usage}
 
 	if err := interruptedError(ctx, "agent command", res, t.Timeout); err != nil {
 		return out, err
@@ -96,8 +98,8 @@ type usageReport struct {
 
 // parseUsageLines adds up the UsageLinePrefix lines in stderr. A malformed
 // line is reported (naming its line number) and the others still count.
-func parseUsageLines(stderr []byte) (Usage, error) {
-	var u Usage
+func parseUsageLines(stderr []byte) (agent.Usage, error) {
+	var u agent.Usage
 	var errs []error
 	n := 0
 	for raw := range bytes.Lines(stderr) {

@@ -1,4 +1,4 @@
-package agent
+package backend
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/grub-dev/grub/agent"
 
 	"github.com/grub-dev/grub/internal/proc"
 )
@@ -38,7 +40,7 @@ type programSpec struct {
 // turnEnv returns extra followed by the GRUB_* variables describing t:
 // GRUB_TASK_ID, GRUB_ITERATION, GRUB_PHASE, GRUB_HARNESS_DIR (made
 // absolute) and GRUB_PROMPT_FILE.
-func turnEnv(t Turn, extra []string) ([]string, error) {
+func turnEnv(t agent.Turn, extra []string) ([]string, error) {
 	harnessDir := t.HarnessDir
 	if harnessDir != "" {
 		abs, err := filepath.Abs(harnessDir)
@@ -67,7 +69,7 @@ func turnEnv(t Turn, extra []string) ([]string, error) {
 // A timeout, a cancellation and a non-zero exit are reported in the
 // proc.Result (see interruptedError and exitDescription); the error is for
 // a program that could not be started.
-func runProgram(ctx context.Context, t Turn, p programSpec) (proc.Result, error) {
+func runProgram(ctx context.Context, t agent.Turn, p programSpec) (proc.Result, error) {
 	env, err := turnEnv(t, p.ExtraEnv)
 	if err != nil {
 		return proc.Result{}, err
@@ -99,7 +101,7 @@ func runProgram(ctx context.Context, t Turn, p programSpec) (proc.Result, error)
 func interruptedError(ctx context.Context, name string, res proc.Result, timeout time.Duration) error {
 	switch {
 	case res.TimedOut:
-		return fmt.Errorf("%s timed out after %s: %w", name, formatDuration(timeout), ErrTimeout)
+		return fmt.Errorf("%s timed out after %s: %w", name, formatDuration(timeout), agent.ErrTimeout)
 	case res.Cancelled:
 		cause := ctx.Err()
 		if cause == nil {

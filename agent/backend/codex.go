@@ -1,4 +1,4 @@
-package agent
+package backend
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/grub-dev/grub/agent"
 
 	"github.com/grub-dev/grub/internal/proc"
 )
@@ -104,10 +106,10 @@ func (c *Codex) args() []string {
 // It returns an error wrapping ErrTimeout when t.Timeout expired and one
 // wrapping ctx.Err() when ctx was cancelled. The Result carries the last
 // agent message and the usage seen, whatever the error.
-func (c *Codex) RunTurn(ctx context.Context, t Turn) (Result, error) {
+func (c *Codex) RunTurn(ctx context.Context, t agent.Turn) (agent.Result, error) {
 	bin, err := lookupAgentBin(c.cfg.Bin, "codex", "the Codex CLI")
 	if err != nil {
-		return Result{}, err
+		return agent.Result{}, err
 	}
 	events := &codexEvents{}
 	res, err := runProgram(ctx, t, programSpec{
@@ -116,10 +118,10 @@ func (c *Codex) RunTurn(ctx context.Context, t Turn) (Result, error) {
 		MaxOutput: codexCaptureBytes,
 	})
 	if err != nil {
-		return Result{}, fmt.Errorf("codex: %w", err)
+		return agent.Result{}, fmt.Errorf("codex: %w", err)
 	}
 	o := events.outcome()
-	out := Result{FinalMessage: o.Final, Usage: o.Usage}
+	out := agent.Result{FinalMessage: o.Final, Usage: o.Usage}
 
 	if err := interruptedError(ctx, "codex", res, t.Timeout); err != nil {
 		return out, err
@@ -132,12 +134,12 @@ func (c *Codex) RunTurn(ctx context.Context, t Turn) (Result, error) {
 	switch {
 	case o.Failure != "":
 		if isUsageLimitMessage(o.Failure) {
-			return out, fmt.Errorf("codex: %w: %s", ErrUsageLimited, o.Failure)
+			return out, fmt.Errorf("codex: %w: %s", agent.ErrUsageLimited, o.Failure)
 		}
 		return out, fmt.Errorf("codex turn failed: %s%s", o.Failure, exited)
 	case res.ExitCode != 0:
 		if isUsageLimitMessage(stderr) {
-			return out, fmt.Errorf("codex: %w: it %s; %s", ErrUsageLimited, exitDescription(res), stderrTail(res))
+			return out, fmt.Errorf("codex: %w: it %s; %s", agent.ErrUsageLimited, exitDescription(res), stderrTail(res))
 		}
 		return out, fmt.Errorf("codex %s; %s", exitDescription(res), stderrTail(res))
 	case !o.Completed:
@@ -156,7 +158,7 @@ type codexOutcome struct {
 	// Final is the text of the last completed agent_message item.
 	Final string
 	// Usage sums the turn.completed events' usage.
-	Usage Usage
+	Usage agent.Usage
 	// Completed reports that at least one turn.completed event came.
 	Completed bool
 	// Failure is why the turn failed: a turn.failed event's message, or,
@@ -196,7 +198,7 @@ type codexEvents struct {
 	line     int    // lines seen
 
 	final      string
-	usage      Usage
+	usage      agent.Usage
 	completed  int
 	failed     bool
 	failMsg    string

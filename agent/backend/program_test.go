@@ -1,6 +1,6 @@
 //go:build linux
 
-package agent
+package backend
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/grub-dev/grub/agent"
 
 	"github.com/grub-dev/grub/internal/proc"
 )
@@ -37,7 +39,7 @@ func fakeAgentBin(t *testing.T, script, name string) string {
 }
 
 // fakeRecorded reads what a fake agent recorded in the turn's harness dir.
-func fakeRecorded(t *testing.T, turn Turn, name string) string {
+func fakeRecorded(t *testing.T, turn agent.Turn, name string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(turn.HarnessDir, name))
 	if err != nil {
@@ -48,7 +50,7 @@ func fakeRecorded(t *testing.T, turn Turn, name string) string {
 
 // checkFakeRun checks that the fake agent ran in the workspace, got the
 // prompt on stdin and the arguments wantArgs.
-func checkFakeRun(t *testing.T, turn Turn, wantArgs []string) {
+func checkFakeRun(t *testing.T, turn agent.Turn, wantArgs []string) {
 	t.Helper()
 	ws, err := filepath.EvalSymlinks(turn.Workspace)
 	if err != nil {
@@ -84,10 +86,10 @@ func checkTurnErr(t *testing.T, err error, want []string, wantLimited bool) {
 			t.Errorf("error %q does not contain %q", err, s)
 		}
 	}
-	if got := errors.Is(err, ErrUsageLimited); got != wantLimited {
-		t.Errorf("errors.Is(err, ErrUsageLimited) = %v, want %v (error %q)", got, wantLimited, err)
+	if got := errors.Is(err, agent.ErrUsageLimited); got != wantLimited {
+		t.Errorf("errors.Is(err, agent.ErrUsageLimited) = %v, want %v (error %q)", got, wantLimited, err)
 	}
-	if errors.Is(err, ErrTimeout) {
+	if errors.Is(err, agent.ErrTimeout) {
 		t.Errorf("error %q wraps ErrTimeout", err)
 	}
 }
@@ -190,11 +192,11 @@ func TestLookupAgentBin(t *testing.T) {
 // cancelled, by killing the program's whole process group.
 func TestProgramBackendsKillTheirGroup(t *testing.T) {
 	t.Parallel()
-	backends := map[string]func(t *testing.T) Agent{
-		"claude": func(t *testing.T) Agent {
+	backends := map[string]func(t *testing.T) agent.Agent{
+		"claude": func(t *testing.T) agent.Agent {
 			return NewClaude(ClaudeConfig{Bin: fakeAgentBin(t, "fake-claude.sh", "claude")})
 		},
-		"codex": func(t *testing.T) Agent {
+		"codex": func(t *testing.T) agent.Agent {
 			return NewCodex(CodexConfig{Bin: fakeAgentBin(t, "fake-codex.sh", "codex")})
 		},
 	}
@@ -206,8 +208,8 @@ func TestProgramBackendsKillTheirGroup(t *testing.T) {
 			var pgid int
 			turn.Started = func(p int) { pgid = p }
 			_, err := backend(t).RunTurn(context.Background(), turn)
-			if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), name+" timed out after 3s") {
-				t.Fatalf("error = %v, want one wrapping ErrTimeout that says how long the turn ran", err)
+			if !errors.Is(err, agent.ErrTimeout) || !strings.Contains(err.Error(), name+" timed out after 3s") {
+				t.Fatalf("error = %v, want one wrapping agent.ErrTimeout that says how long the turn ran", err)
 			}
 			if pgid <= 0 {
 				t.Fatalf("Started got pgid %d", pgid)
@@ -227,7 +229,7 @@ func TestProgramBackendsKillTheirGroup(t *testing.T) {
 			var pgid int
 			turn.Started = func(p int) { pgid = p }
 			_, err := backend(t).RunTurn(ctx, turn)
-			if !errors.Is(err, context.Canceled) || errors.Is(err, ErrTimeout) {
+			if !errors.Is(err, context.Canceled) || errors.Is(err, agent.ErrTimeout) {
 				t.Fatalf("error = %v, want one wrapping context.Canceled and not ErrTimeout", err)
 			}
 			cmdAssertGone(t, cmdReadPid(t, pidfile))
