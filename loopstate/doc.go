@@ -1,7 +1,6 @@
 // Package loopstate parses the <loop-state> decision block that ends every
-// agent turn (DESIGN.md section 5): only the last block counts, a ```json
-// fence inside it is allowed, and the JSON must pass
-// schemas/loop-state.schema.json.
+// agent turn: only the last block counts, a ```json fence inside it is
+// allowed, and the JSON must pass schemas/loop-state.schema.json.
 //
 // It imports only the standard library and schemas.
 package loopstate

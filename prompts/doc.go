@@ -1,7 +1,7 @@
-// Package prompts owns the text grub sends to the coding agent (DESIGN.md
-// sections 4 to 6): the initializer prompt, the execution prompt and the
-// budget wrap-up message, each in English ("en") and Chinese ("zh"). The
-// templates are text/template files embedded from templates/<locale>/.
+// Package prompts owns the text grub sends to the coding agent: the
+// initializer prompt, the execution prompt and the budget wrap-up message,
+// each in English ("en") and Chinese ("zh"). The templates are text/template
+// files embedded from templates/<locale>/.
 //
 // The model is untrusted and starts every turn with a fresh context, so a
 // prompt carries everything the turn needs: the rules, the counts, the one

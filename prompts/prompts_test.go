@@ -114,7 +114,7 @@ func TestFeatureListExampleHasDesignShapeAndDoesNotValidate(t *testing.T) {
 		sort.Strings(keys)
 		want := []string{"category", "description", "evidence", "id", "passes", "steps", "verify"}
 		if !reflect.DeepEqual(keys, want) {
-			t.Errorf("%s: feature keys = %v, want %v (DESIGN.md section 4)", locale, keys, want)
+			t.Errorf("%s: feature keys = %v, want %v (the feature-list schema)", locale, keys, want)
 		}
 		if f["passes"] != false || f["evidence"] != nil {
 			t.Errorf("%s: example has passes=%v evidence=%v, want false and null", locale, f["passes"], f["evidence"])

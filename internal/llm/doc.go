@@ -1,8 +1,8 @@
 // Package llm is grub's client for OpenAI-compatible chat-completions
-// servers (DESIGN.md section 7): OpenAI itself, or a local Ollama, vLLM or
-// LM Studio server. It is the only package that imports go-openai; the rest
-// of grub speaks the neutral types declared here (Message, ToolCall,
-// ToolDef, Request, Response, Usage).
+// servers: OpenAI itself, or a local Ollama, vLLM or LM Studio server. It is
+// the only package that imports go-openai; the rest of grub speaks the
+// neutral types declared here (Message, ToolCall, ToolDef, Request, Response,
+// Usage).
 //
 // Complete sends one chat-completions request with tool definitions and
 // retries what is worth retrying: rate limits (HTTP 429, honouring a
