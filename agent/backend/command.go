@@ -12,6 +12,7 @@ import (
 
 	"github.com/grub-dev/grub/agent"
 
+	"github.com/grub-dev/grub/agent/tools"
 	"github.com/grub-dev/grub/internal/proc"
 )
 
@@ -157,14 +158,6 @@ func quoteShort(cmd string) string {
 	return strconv.Quote(cmd)
 }
 
-// formatDuration writes d without trailing zero units: 30m, 1h30m, 45s.
-func formatDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
-}
+// formatDuration is tools.FormatDuration, under the name program.go calls
+// it by.
+func formatDuration(d time.Duration) string { return tools.FormatDuration(d) }
