@@ -32,9 +32,9 @@ const UsageLinePrefix = "GRUB_USAGE "
 // error message quotes.
 const stderrTailBytes = 2000
 
-// Command is the `command` backend (DESIGN.md section 7): it runs any
-// program through `sh -c` in the workspace, with the prompt on its standard
-// input, and takes its standard output as the turn's final message.
+// Command is the `command` backend: it runs any program through `sh -c` in
+// the workspace, with the prompt on its standard input, and takes its
+// standard output as the turn's final message.
 //
 // The program's environment adds GRUB_TASK_ID, GRUB_ITERATION, GRUB_PHASE,
 // GRUB_HARNESS_DIR (absolute) and GRUB_PROMPT_FILE (a file holding the same
