@@ -34,8 +34,8 @@ type ClaudeConfig struct {
 	ExtraArgs []string
 }
 
-// Claude is the `claude` backend (DESIGN.md section 7): it runs Claude Code
-// headless, once per turn:
+// Claude is the `claude` backend: it runs Claude Code headless, once per
+// turn:
 //
 //	claude -p --output-format json --permission-mode acceptEdits \
 //	    --allowedTools Bash --max-turns 200 [--model M] [extra args…]

@@ -35,8 +35,8 @@ type CodexConfig struct {
 	ExtraArgs []string
 }
 
-// Codex is the `codex` backend (DESIGN.md section 7): it runs the Codex CLI
-// non-interactively, once per turn:
+// Codex is the `codex` backend: it runs the Codex CLI non-interactively,
+// once per turn:
 //
 //	codex exec --json -c features.goals=false --sandbox workspace-write \
 //	    --skip-git-repo-check [--model M] [extra args…] -

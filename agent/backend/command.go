@@ -12,6 +12,7 @@ import (
 
 	"github.com/grub-dev/grub/agent"
 
+	"github.com/grub-dev/grub/agent/tools"
 	"github.com/grub-dev/grub/internal/proc"
 )
 
@@ -31,9 +32,9 @@ const UsageLinePrefix = "GRUB_USAGE "
 // error message quotes.
 const stderrTailBytes = 2000
 
-// Command is the `command` backend (DESIGN.md section 7): it runs any
-// program through `sh -c` in the workspace, with the prompt on its standard
-// input, and takes its standard output as the turn's final message.
+// Command is the `command` backend: it runs any program through `sh -c` in
+// the workspace, with the prompt on its standard input, and takes its
+// standard output as the turn's final message.
 //
 // The program's environment adds GRUB_TASK_ID, GRUB_ITERATION, GRUB_PHASE,
 // GRUB_HARNESS_DIR (absolute) and GRUB_PROMPT_FILE (a file holding the same
@@ -157,14 +158,6 @@ func quoteShort(cmd string) string {
 	return strconv.Quote(cmd)
 }
 
-// formatDuration writes d without trailing zero units: 30m, 1h30m, 45s.
-func formatDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
-}
+// formatDuration is tools.FormatDuration, under the name program.go calls
+// it by.
+func formatDuration(d time.Duration) string { return tools.FormatDuration(d) }

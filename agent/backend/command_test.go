@@ -255,26 +255,6 @@ func TestCommandCancelKillsGroup(t *testing.T) {
 	}
 }
 
-func TestFormatDuration(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		in   time.Duration
-		want string
-	}{
-		{30 * time.Second, "30s"},
-		{30 * time.Minute, "30m"},
-		{90 * time.Minute, "1h30m"},
-		{2 * time.Hour, "2h"},
-		{1500 * time.Millisecond, "1.5s"},
-		{time.Hour + 5*time.Second, "1h0m5s"},
-	}
-	for _, tc := range tests {
-		if got := formatDuration(tc.in); got != tc.want {
-			t.Errorf("formatDuration(%v) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}
-
 // cmdReadPid reads a pid a fake agent recorded.
 func cmdReadPid(t *testing.T, path string) int {
 	t.Helper()

@@ -1,38 +1,32 @@
+// The `openai` backend: grub's own tool loop over an OpenAI-compatible
+// model. This file holds its configuration, the constructor, RunTurn and
+// the loop that sends requests and runs tools; elide.go keeps the requests
+// inside the context window, repeat.go spots a model going in circles and
+// wrapup.go ends a turn whose token budget is spent.
+
 package backend
 
 import (
-	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/grub-dev/grub/agent"
 
 	"github.com/grub-dev/grub/agent/tools"
 	"github.com/grub-dev/grub/internal/llm"
-	"github.com/grub-dev/grub/prompts"
 )
 
-// Defaults and fixed rules of the built-in agent.
+// Defaults of the built-in agent.
 const (
 	// DefaultMaxRequests is the per-turn cap on model requests.
 	DefaultMaxRequests = 64
 	// DefaultContextWindow is the model's context window, in tokens.
 	DefaultContextWindow = 128000
-	// RepeatLimit is how often the same tool call may return the same
-	// result in one turn; reaching it ends the turn as a failure.
-	RepeatLimit = 3
-	// contextPressurePercent is the share of the context window above
-	// which old large tool results are replaced by a stub in the request.
-	contextPressurePercent = 80
-	// elideMinBytes is the smallest tool result worth replacing by a stub.
-	elideMinBytes = 1024
 )
 
 //go:embed system.md
@@ -65,8 +59,8 @@ type OpenAIConfig struct {
 	Now func() time.Time
 }
 
-// OpenAI is the `openai` backend (DESIGN.md section 7): grub's own tool
-// loop over an OpenAI-compatible chat-completions model.
+// OpenAI is the `openai` backend, grub's built-in agent: its own tool loop
+// over an OpenAI-compatible chat-completions model.
 //
 // Each turn starts a fresh conversation: the embedded system prompt and the
 // turn's prompt as the user message. The model is called, the tools it asks
@@ -123,26 +117,10 @@ func (o *OpenAI) RunTurn(ctx context.Context, t agent.Turn) (agent.Result, error
 	if o.cfg.Client == nil {
 		return agent.Result{}, errors.New("openai agent: no model client configured")
 	}
-	toolList := o.cfg.Tools
-	if toolList == nil {
-		var err error
-		cfg := tools.DefaultConfig(t.Workspace, t.HarnessDir)
-		cfg.Started = t.Started
-		toolList, err = tools.All(cfg)
-		if err != nil {
-			return agent.Result{}, fmt.Errorf("openai agent: %w", err)
-		}
+	toolList, byName, defs, err := o.turnTools(t)
+	if err != nil {
+		return agent.Result{}, fmt.Errorf("openai agent: %w", err)
 	}
-	byName := make(map[string]tools.Tool, len(toolList))
-	defs := make([]llm.ToolDef, 0, len(toolList))
-	for _, tl := range toolList {
-		if _, dup := byName[tl.Name()]; dup {
-			return agent.Result{}, fmt.Errorf("openai agent: two tools are named %q", tl.Name())
-		}
-		byName[tl.Name()] = tl
-		defs = append(defs, llm.ToolDef{Name: tl.Name(), Description: tl.Description(), Parameters: tl.Parameters()})
-	}
-
 	if t.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, t.Timeout, errTurnTimeout)
@@ -166,7 +144,7 @@ func (o *OpenAI) RunTurn(ctx context.Context, t agent.Turn) (agent.Result, error
 		},
 		elided:  map[int]bool{},
 		spills:  map[int]string{},
-		repeats: map[string]int{},
+		repeats: repeats{},
 	}
 	res, err := r.run(ctx)
 	if err != nil {
@@ -179,6 +157,31 @@ func (o *OpenAI) RunTurn(ctx context.Context, t agent.Turn) (agent.Result, error
 	}
 	res.Transcript = tr.path
 	return res, err
+}
+
+// turnTools returns the tools offered in turn t, the same tools by name,
+// and their definitions for the model, in the order offered.
+func (o *OpenAI) turnTools(t agent.Turn) ([]tools.Tool, map[string]tools.Tool, []llm.ToolDef, error) {
+	toolList := o.cfg.Tools
+	if toolList == nil {
+		var err error
+		cfg := tools.DefaultConfig(t.Workspace, t.HarnessDir)
+		cfg.Started = t.Started
+		toolList, err = tools.All(cfg)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	byName := make(map[string]tools.Tool, len(toolList))
+	defs := make([]llm.ToolDef, 0, len(toolList))
+	for _, tl := range toolList {
+		if _, dup := byName[tl.Name()]; dup {
+			return nil, nil, nil, fmt.Errorf("two tools are named %q", tl.Name())
+		}
+		byName[tl.Name()] = tl
+		defs = append(defs, llm.ToolDef{Name: tl.Name(), Description: tl.Description(), Parameters: tl.Parameters()})
+	}
+	return toolList, byName, defs, nil
 }
 
 // turnRun is the state of one turn.
@@ -194,7 +197,7 @@ type turnRun struct {
 	msgs     []llm.Message
 	elided   map[int]bool   // indexes of tool messages stubbed in requests
 	spills   map[int]string // spill paths of tool messages
-	repeats  map[string]int // tool call + result -> count
+	repeats  repeats        // tool call + result -> count
 	usage    agent.Usage
 	requests int // model requests made, successful or not
 }
@@ -289,38 +292,6 @@ func (r *turnRun) request(ctx context.Context, wrapUp bool) (llm.Response, error
 	return resp, err
 }
 
-// wrapUp makes the one request that ends a turn whose token budget is
-// spent.
-func (r *turnRun) wrapUp(ctx context.Context) (agent.Result, error) {
-	used, left := r.tokensUsed(), r.turn.TokenBudgetLeft
-	spent := fmt.Errorf("%w: this turn used %d tokens and the task had %d left", agent.ErrBudgetSpent, used, left)
-	locale := r.turn.Locale
-	if locale == "" {
-		locale = "en"
-	}
-	reason := "The token budget of this task is spent."
-	if locale == "zh" {
-		reason = "本任务的 token 预算已用完。"
-	}
-	text, err := prompts.RenderWrapUp(prompts.WrapUp{Locale: locale, Reason: reason})
-	if err != nil {
-		return r.result(""), errors.Join(spent, err)
-	}
-	r.msgs = append(r.msgs, llm.Message{Role: llm.RoleUser, Content: text})
-	resp, err := r.request(ctx, true)
-	if err != nil {
-		if errors.Is(err, agent.ErrUsageLimited) || errors.Is(err, agent.ErrTimeout) || ctx.Err() != nil {
-			return r.result(""), err
-		}
-		return r.result(""), fmt.Errorf("%w (the wrap-up request failed: %v)", spent, err)
-	}
-	final := resp.Message.Content
-	if err := r.tr.write(TranscriptEntry{Type: EntryFinal, Text: final}, true); err != nil {
-		return r.result(final), errors.Join(spent, err)
-	}
-	return r.result(final), spent
-}
-
 // runTool runs one call and appends its result to the conversation. It
 // returns an error when the turn must end.
 func (r *turnRun) runTool(ctx context.Context, call llm.ToolCall) error {
@@ -365,94 +336,7 @@ func (r *turnRun) runTool(ctx context.Context, call llm.ToolCall) error {
 	if ctx.Err() != nil {
 		return r.ctxErr(ctx)
 	}
-	key := call.Name + "\x00" + compactJSON(args) + "\x00" + fmt.Sprint(res.IsError) + "\x00" + res.Text
-	r.repeats[key]++
-	if n := r.repeats[key]; n >= RepeatLimit {
-		return fmt.Errorf("repeated call: the model called %s with the same arguments %s %d times and got the same result each time", call.Name, clip(args, 200), n)
-	}
-	if !res.IsError && mutates(call.Name) {
-		// The workspace changed: the same check giving the same answer
-		// after an edit is progress, not a loop. Only a repeat of this very
-		// edit still counts.
-		n := r.repeats[key]
-		clear(r.repeats)
-		r.repeats[key] = n
-	}
-	return nil
-}
-
-// mutates reports whether a tool changes the workspace.
-func mutates(tool string) bool { return tool == "write_file" || tool == "edit_file" }
-
-// view returns the conversation as it is sent: tool results stubbed where
-// the context is under pressure. It also returns how many are stubbed.
-func (r *turnRun) view() ([]llm.Message, int) {
-	r.elideUnderPressure()
-	out := append([]llm.Message(nil), r.msgs...)
-	for i := range r.elided {
-		out[i].Content = r.stub(i)
-	}
-	return out, len(r.elided)
-}
-
-// elideUnderPressure marks the oldest large tool results as stubbed until
-// the estimated request fits in contextPressurePercent of the context
-// window. The results of the latest tool calls are kept.
-func (r *turnRun) elideUnderPressure() {
-	limit := int64(r.cfg.ContextWindow) * contextPressurePercent / 100
-	chars := 0
-	for _, d := range r.defs {
-		chars += len(d.Name) + len(d.Description) + len(d.Parameters)
-	}
-	for i, m := range r.msgs {
-		if r.elided[i] {
-			chars += len(r.stub(i))
-		} else {
-			chars += llm.MessageChars(m)
-		}
-	}
-	if llm.EstimateTokens(chars) <= limit {
-		return
-	}
-	latest := len(r.msgs)
-	for i := len(r.msgs) - 1; i >= 0; i-- {
-		if r.msgs[i].Role == llm.RoleAssistant {
-			latest = i
-			break
-		}
-	}
-	for i := 0; i < latest && llm.EstimateTokens(chars) > limit; i++ {
-		m := r.msgs[i]
-		if m.Role != llm.RoleTool || r.elided[i] || len(m.Content) < elideMinBytes {
-			continue
-		}
-		r.elided[i] = true
-		chars += len(r.stub(i)) - len(m.Content)
-	}
-}
-
-// stub is what replaces an elided tool result.
-func (r *turnRun) stub(i int) string {
-	m := r.msgs[i]
-	s := fmt.Sprintf("[output elided to save context; see transcript %s, tool call %s", r.stubRef, m.ToolCallID)
-	if p := r.spills[i]; p != "" {
-		s += ", full output in " + p
-	}
-	return s + "]"
-}
-
-// stubRef names the transcript for the model: relative to the workspace
-// when it is inside it.
-func stubRef(t agent.Turn, path string) string {
-	if path == "" {
-		return fmt.Sprintf("turns/%04d.jsonl", t.Iteration)
-	}
-	if t.Workspace != "" {
-		if rel, err := filepath.Rel(t.Workspace, path); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return filepath.ToSlash(rel)
-		}
-	}
-	return path
+	return r.repeats.check(call.Name, args, res)
 }
 
 func toolNames(ts []tools.Tool) string {
@@ -464,25 +348,4 @@ func toolNames(ts []tools.Tool) string {
 		return "(none)"
 	}
 	return strings.Join(names, ", ")
-}
-
-// compactJSON removes insignificant space from valid JSON, so that calls
-// differing only in spacing count as the same.
-func compactJSON(s string) string {
-	var b bytes.Buffer
-	if err := json.Compact(&b, []byte(s)); err != nil {
-		return s
-	}
-	return b.String()
-}
-
-// clip shortens s to at most n bytes, on a rune boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }

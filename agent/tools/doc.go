@@ -1,5 +1,6 @@
-// Package tools owns the tools of grub's built-in agent (DESIGN.md section
-// 7): shell, read_file, write_file, edit_file, list_files, glob and grep.
+// Package tools owns the tools of grub's built-in agent (the openai
+// backend in agent/backend): shell, read_file, write_file, edit_file,
+// list_files, glob and grep.
 //
 // Each tool is one file: a params struct whose json and description tags
 // generate the JSON Schema the model sees (schemaFor), a description

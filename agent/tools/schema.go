@@ -218,7 +218,7 @@ func renderDescription(name, text string, cfg Config) string {
 	data := descData{
 		InlineLimit:         cfg.InlineLimit,
 		InlineLimitKiB:      cfg.InlineLimit >> 10,
-		ShellTimeout:        formatDuration(cfg.ShellTimeout),
+		ShellTimeout:        FormatDuration(cfg.ShellTimeout),
 		MaxShellTimeoutSecs: int(MaxShellTimeout / time.Second),
 		ShellMaxOutputMiB:   ShellMaxOutput >> 20,
 		MaxReadLines:        MaxReadLines,
@@ -238,9 +238,10 @@ func renderDescription(name, text string, cfg Config) string {
 	return strings.TrimSpace(b.String())
 }
 
-// formatDuration writes d the way a person would, without zero units:
-// "10m", "1m30s", "500ms".
-func formatDuration(d time.Duration) string {
+// FormatDuration writes d the way a person would, without zero units:
+// "10m", "1h30m", "1m30s", "500ms". The backends use it too, for the
+// timeouts their messages quote.
+func FormatDuration(d time.Duration) string {
 	s := d.String()
 	if strings.HasSuffix(s, "m0s") {
 		s = strings.TrimSuffix(s, "0s")

@@ -57,7 +57,7 @@ func (t *ShellTool) run(ctx context.Context, args json.RawMessage) (string, erro
 	timeout := t.timeout
 	switch {
 	case p.TimeoutSeconds < 0:
-		return "", mistakef("timeout_seconds is %d; give a positive number of seconds, or omit it for the default of %s", p.TimeoutSeconds, formatDuration(t.timeout))
+		return "", mistakef("timeout_seconds is %d; give a positive number of seconds, or omit it for the default of %s", p.TimeoutSeconds, FormatDuration(t.timeout))
 	case p.TimeoutSeconds > int(MaxShellTimeout/time.Second):
 		return "", mistakef("timeout_seconds is %d, over the maximum of %d; split the work into shorter commands", p.TimeoutSeconds, int(MaxShellTimeout/time.Second))
 	case p.TimeoutSeconds > 0:
@@ -97,7 +97,7 @@ func (t *ShellTool) run(ctx context.Context, args json.RawMessage) (string, erro
 	out := formatShell(res)
 	if res.TimedOut {
 		return "", mistakef("command timed out after %s; it was killed with every process it started. "+
-			"Give a larger timeout_seconds, or run less at once.\n%s", formatDuration(timeout), out)
+			"Give a larger timeout_seconds, or run less at once.\n%s", FormatDuration(timeout), out)
 	}
 	return fmt.Sprintf("exit code %d%s\n%s", res.ExitCode, signalNote(res), out), nil
 }

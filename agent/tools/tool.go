@@ -103,7 +103,7 @@ type Config struct {
 	Started func(pgid int)
 }
 
-// DefaultConfig returns the configuration of DESIGN.md section 7 for a task
+// DefaultConfig returns the standard configuration of the tools for a task
 // whose harness folder is harnessDir: results over 16 KiB spilled to
 // harnessDir/spill, shell commands limited to 10 minutes, grep showing 200
 // matches.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestAllOrderAndDefinitions(t *testing.T) {
@@ -160,5 +161,24 @@ func TestDefaultConfig(t *testing.T) {
 	c := DefaultConfig("/w", "/w/.grub/0a1b2c3d")
 	if c.InlineLimit != 16<<10 || c.ShellTimeout != DefaultShellTimeout || c.MaxGrepMatches != 200 || c.SpillDir != "/w/.grub/0a1b2c3d/spill" {
 		t.Errorf("DefaultConfig = %+v", c)
+	}
+}
+
+func TestFormatDuration(t *testing.T) {
+	tests := []struct {
+		in   time.Duration
+		want string
+	}{
+		{30 * time.Second, "30s"},
+		{30 * time.Minute, "30m"},
+		{90 * time.Minute, "1h30m"},
+		{2 * time.Hour, "2h"},
+		{1500 * time.Millisecond, "1.5s"},
+		{time.Hour + 5*time.Second, "1h0m5s"},
+	}
+	for _, tc := range tests {
+		if got := FormatDuration(tc.in); got != tc.want {
+			t.Errorf("FormatDuration(%v) = %q, want %q", tc.in, got, tc.want)
+		}
 	}
 }
