@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,16 +13,16 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
-// The benchmark tree: 10,000 tracked files of about 200 bytes in 100
-// folders of two levels, and an ignored node_modules of 10,000 files that a
-// careless walk would read.
+// The size of the benchmark tree (benchFiles).
 const (
 	benchTracked = 10_000
 	benchIgnored = 10_000
 )
 
-func benchTree(b *testing.B, dir string) {
-	b.Helper()
+// benchFiles is the benchmark tree: 10,000 tracked files of about 200
+// bytes in 100 folders of two levels, and an ignored node_modules of
+// 10,000 files that a careless walk would read.
+func benchFiles() map[string]string {
 	line := strings.Repeat("x", 190) + "\n"
 	files := map[string]string{".gitignore": "node_modules/\n"}
 	for i := range benchTracked {
@@ -32,7 +31,7 @@ func benchTree(b *testing.B, dir string) {
 	for i := range benchIgnored {
 		files[fmt.Sprintf("node_modules/m%03d/f%04d.js", i%100, i)] = line
 	}
-	write(b, dir, files)
+	return files
 }
 
 // benchEdit changes one tracked file, different in every iteration.
@@ -48,12 +47,7 @@ func benchEdit(b *testing.B, dir string, i int) {
 // BenchmarkCommitTurn10k is a turn commit with gitx: one file changed in a
 // repository of 10,000 tracked files.
 func BenchmarkCommitTurn10k(b *testing.B) {
-	dir := initRepo(b)
-	benchTree(b, dir)
-	r := mustOpen(b, dir)
-	if _, err := r.InitialCommit(context.Background(), "initial"); err != nil {
-		b.Fatal(err)
-	}
+	dir, r := committedRepo(b, benchFiles())
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		benchEdit(b, dir, i)
@@ -65,28 +59,13 @@ func BenchmarkCommitTurn10k(b *testing.B) {
 
 // BenchmarkGitCLICommit10k is the same with `git add -A && git commit`.
 func BenchmarkGitCLICommit10k(b *testing.B) {
-	bin, err := exec.LookPath("git")
-	if err != nil {
-		b.Skip("the git binary is not installed")
-	}
-	dir := b.TempDir()
-	git := func(args ...string) {
-		cmd := exec.Command(bin, append([]string{"-c", "user.name=Bench", "-c", "user.email=bench@example.com",
-			"-c", "commit.gpgsign=false", "-c", "core.fsmonitor=false"}, args...)...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	git("init", "-q")
-	benchTree(b, dir)
-	git("add", "-A")
-	git("commit", "-q", "-m", "initial")
+	run := gitBin(b)
+	dir := gitCommittedRepo(b, run, benchFiles())
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		benchEdit(b, dir, i)
-		git("add", "-A")
-		git("commit", "-q", "-m", "bench")
+		run(dir, "add", "-A")
+		run(dir, "commit", "-q", "-m", "bench")
 	}
 }
 
@@ -94,7 +73,7 @@ func BenchmarkGitCLICommit10k(b *testing.B) {
 // AddWithOptions(All) and Worktree.Commit, for comparison.
 func BenchmarkGoGitWorktreeCommit10k(b *testing.B) {
 	dir := initRepo(b)
-	benchTree(b, dir)
+	write(b, dir, benchFiles())
 	g, err := git.PlainOpen(dir)
 	if err != nil {
 		b.Fatal(err)
@@ -123,12 +102,7 @@ func BenchmarkGoGitWorktreeCommit10k(b *testing.B) {
 // BenchmarkTreeHash10k is the controller's change check before and after
 // a turn.
 func BenchmarkTreeHash10k(b *testing.B) {
-	dir := initRepo(b)
-	benchTree(b, dir)
-	r := mustOpen(b, dir)
-	if _, err := r.InitialCommit(context.Background(), "initial"); err != nil {
-		b.Fatal(err)
-	}
+	dir, r := committedRepo(b, benchFiles())
 	benchEdit(b, dir, 1)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -140,12 +114,7 @@ func BenchmarkTreeHash10k(b *testing.B) {
 
 // BenchmarkDirty10k is `grub start`'s clean-tree check.
 func BenchmarkDirty10k(b *testing.B) {
-	dir := initRepo(b)
-	benchTree(b, dir)
-	r := mustOpen(b, dir)
-	if _, err := r.InitialCommit(context.Background(), "initial"); err != nil {
-		b.Fatal(err)
-	}
+	dir, r := committedRepo(b, benchFiles())
 	benchEdit(b, dir, 1)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -128,46 +128,78 @@ func TurnMessage(t Turn) string {
 // oneLine folds whitespace runs (newlines included) into single spaces.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
+// commit stages the workspace and commits it on the current branch, all
+// under .git/index.lock. With initial it refuses a repository whose HEAD
+// already names a commit.
 func (r *Repo) commit(ctx context.Context, msg string, when time.Time, initial bool) (string, error) {
-	g, st, err := r.open()
+	w, err := r.openWorkTree()
 	if err != nil {
 		return "", err
 	}
-	cfg, err := loadConfig(g)
-	if err != nil {
-		return "", err
-	}
-	ig, err := loadIgnores(cfg, st.Filesystem())
-	if err != nil {
-		return "", err
-	}
-	lock, err := lockIndex(ctx, st)
+	lock, err := lockIndex(ctx, w.st)
 	if err != nil {
 		return "", err
 	}
 	defer lock.release()
 
-	refName, parent, err := headTarget(g)
+	refName, parent, err := headTarget(w.g)
 	if err != nil {
 		return "", err
 	}
 	if initial && !parent.IsZero() {
 		return "", fmt.Errorf("%s: %w", r.root, ErrHasCommits)
 	}
-	idx, err := st.Index()
-	if err != nil {
-		return "", fmt.Errorf("read the git index (.git/index): %w", err)
-	}
-	sc := newScanner(ctx, r, idx, cfg, st, nil)
-	if len(sc.unmerged) > 0 {
-		return "", fmt.Errorf("the git index has unmerged paths (%s): resolve the merge conflict with git, then run grub again", strings.Join(capList(sc.unmerged, 5), ", "))
-	}
-	entries, err := sc.scan(r, ig)
+	next, tree, err := r.stage(ctx, w, parent)
 	if err != nil {
 		return "", err
 	}
+	c := &object.Commit{
+		Author:    w.cfg.identity("author", when),
+		Committer: w.cfg.identity("committer", when),
+		Message:   msg,
+		TreeHash:  tree,
+	}
+	if !parent.IsZero() {
+		c.ParentHashes = []plumbing.Hash{parent}
+	}
+	hash, err := writeCommit(ctx, w.st, refName, parent, c)
+	if err != nil {
+		return "", err
+	}
+	if err := lock.commit(next); err != nil {
+		return hash.String(), fmt.Errorf("committed %s, but %w", hash.String()[:12], err)
+	}
+	return hash.String(), nil
+}
 
-	// The new index: the workspace as scanned, the rest as it was.
+// stage does what `git add -A .` in the workspace does, without writing
+// .git/index: it scans the workspace, writes the blobs and trees that are
+// new, and returns the index to write once the commit is made and the tree
+// to commit. parent is the commit the branch points to (zero: none). The
+// caller holds the index lock.
+func (r *Repo) stage(ctx context.Context, w *workTree, parent plumbing.Hash) (*index.Index, plumbing.Hash, error) {
+	idx, err := w.readIndex()
+	if err != nil {
+		return nil, plumbing.ZeroHash, err
+	}
+	sc := newScanner(ctx, r, idx, w.cfg, w.st, nil)
+	if len(sc.unmerged) > 0 {
+		return nil, plumbing.ZeroHash, fmt.Errorf("the git index has unmerged paths (%s): resolve the merge conflict with git, then run grub again", strings.Join(capList(sc.unmerged, 5), ", "))
+	}
+	entries, err := sc.scan(r, w.ign)
+	if err != nil {
+		return nil, plumbing.ZeroHash, err
+	}
+	tree, err := r.writeTree(w.st, entries, parent)
+	if err != nil {
+		return nil, plumbing.ZeroHash, err
+	}
+	return r.nextIndex(idx, entries), tree, nil
+}
+
+// nextIndex is the index after staging: the workspace's entries as
+// scanned, the entries outside the workspace as they were in idx.
+func (r *Repo) nextIndex(idx *index.Index, entries []*index.Entry) *index.Index {
 	next := &index.Index{Version: idx.Version}
 	if next.Version < 2 || next.Version > 4 {
 		next.Version = 2
@@ -183,66 +215,52 @@ func (r *Repo) commit(ctx context.Context, msg string, when time.Time, initial b
 			next.Version = 3
 		}
 	}
+	return next
+}
 
-	w := treeWriter{store: st}
-	tree, err := w.build(entries, len(r.prefix)+boolInt(r.prefix != ""))
+// writeTree writes the tree of the workspace's entries and returns the
+// tree to commit: that tree when the workspace is the top folder, else
+// parent's tree (zero: none) with the workspace's folder replaced by it.
+func (r *Repo) writeTree(st *filesystem.Storage, entries []*index.Entry, parent plumbing.Hash) (plumbing.Hash, error) {
+	tw := treeWriter{store: st}
+	tree, err := tw.build(entries, r.relStart())
 	if err != nil {
-		return "", err
+		return plumbing.ZeroHash, err
 	}
-	if r.prefix != "" {
-		base := plumbing.ZeroHash
-		if !parent.IsZero() {
-			c, err := object.GetCommit(st, parent)
-			if err != nil {
-				return "", fmt.Errorf("read the HEAD commit %s: %w", parent, err)
-			}
-			base = c.TreeHash
-		}
-		if tree, err = w.replace(st, base, r.prefixComps(), tree); err != nil {
-			return "", err
-		}
+	if r.prefix == "" {
+		return tree, nil
 	}
+	base, err := headCommitTree(st, parent)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return tw.replace(st, base, r.prefixComps(), tree)
+}
 
-	c := &object.Commit{
-		Author:    cfg.identity("author", when),
-		Committer: cfg.identity("committer", when),
-		Message:   msg,
-		TreeHash:  tree,
-	}
-	if !parent.IsZero() {
-		c.ParentHashes = []plumbing.Hash{parent}
-	}
+// writeCommit stores c and moves ref from parent (zero: ref does not exist
+// yet) to it, unless ctx is done or another git command moved ref
+// meanwhile; then it records the commit in the reflog.
+func writeCommit(ctx context.Context, st *filesystem.Storage, ref plumbing.ReferenceName, parent plumbing.Hash, c *object.Commit) (plumbing.Hash, error) {
 	o := st.NewEncodedObject()
 	if err := c.Encode(o); err != nil {
-		return "", fmt.Errorf("encode the commit: %w", err)
+		return plumbing.ZeroHash, fmt.Errorf("encode the commit: %w", err)
 	}
 	hash, err := st.SetEncodedObject(o)
 	if err != nil {
-		return "", fmt.Errorf("write the commit: %w", err)
+		return plumbing.ZeroHash, fmt.Errorf("write the commit: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
-		return "", err
+		return plumbing.ZeroHash, err
 	}
-
 	var old *plumbing.Reference
 	if !parent.IsZero() {
-		old = plumbing.NewHashReference(refName, parent)
+		old = plumbing.NewHashReference(ref, parent)
 	}
-	if err := st.CheckAndSetReference(plumbing.NewHashReference(refName, hash), old); err != nil {
-		return "", fmt.Errorf("move %s to the new commit: %w (did another git command commit meanwhile? run grub again)", refName, err)
+	if err := st.CheckAndSetReference(plumbing.NewHashReference(ref, hash), old); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("move %s to the new commit: %w (did another git command commit meanwhile? run grub again)", ref, err)
 	}
-	appendReflog(st, refName, parent, hash, c.Committer, msg)
-	if err := lock.commit(next); err != nil {
-		return hash.String(), fmt.Errorf("committed %s, but %w", hash.String()[:12], err)
-	}
-	return hash.String(), nil
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
+	appendReflog(st, ref, parent, hash, c.Committer, c.Message)
+	return hash, nil
 }
 
 func capList(xs []string, n int) []string {

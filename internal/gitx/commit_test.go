@@ -34,11 +34,33 @@ func TestTurnSequence(t *testing.T) {
 		t.Fatal(err)
 	}
 	when := time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC)
-	type step struct {
-		files map[string]string // changes made during the turn
-		turn  Turn
-		want  []string // HEAD's files after the commit
+	steps := turnSequenceSteps()
+	var hashes []string
+	for i := range steps {
+		steps[i].turn.When = when.Add(time.Duration(i) * time.Minute)
+		s := steps[i]
+		write(t, dir, s.files)
+		hashes = append(hashes, mustCommit(t, r, s.turn))
+		checkTurnCommit(t, dir, r, s, hashes)
 	}
+	if n := commitCount(t, dir); n != len(steps)+1 {
+		t.Errorf("%d commits, want %d (the initial one and one per turn)", n, len(steps)+1)
+	}
+	if got := headFiles(t, dir)["main.go"]; got != "package main\n\nfunc main() {}\n" {
+		t.Errorf("main.go in HEAD = %q", got)
+	}
+	checkTurnHistory(t, r, steps, hashes)
+}
+
+// turnStep is one turn of TestTurnSequence.
+type turnStep struct {
+	files map[string]string // changes made during the turn
+	turn  Turn
+	want  []string // HEAD's files after the commit
+}
+
+// turnSequenceSteps is TestTurnSequence's script.
+func turnSequenceSteps() []turnStep {
 	task := ".grub/ab12cd34/"
 	runtime := map[string]string{ // never committed
 		task + "lock":               "pid 42\n",
@@ -47,7 +69,7 @@ func TestTurnSequence(t *testing.T) {
 		task + "spill/out-1.txt":    "big\n",
 		task + "state.json.tmp-123": "{}\n",
 	}
-	steps := []step{
+	return []turnStep{
 		{
 			files: merge(runtime, map[string]string{
 				task + "state.json":        `{"id":"ab12cd34"}`,
@@ -83,41 +105,38 @@ func TestTurnSequence(t *testing.T) {
 			want:  []string{".gitignore", ".grub/.gitignore", task + "feature-list.json", task + "progress-log.md", task + "state.json", "api/v2/login.go", "main.go"},
 		},
 	}
-	var hashes []string
-	for i := range steps {
-		steps[i].turn.When = when.Add(time.Duration(i) * time.Minute)
-		s := steps[i]
-		write(t, dir, s.files)
-		h := mustCommit(t, r, s.turn)
-		hashes = append(hashes, h)
+}
 
-		c := headCommitObject(t, dir)
-		if c.Hash.String() != h {
-			t.Fatalf("turn %d: HEAD is %s, CommitTurn returned %s", i+1, c.Hash, h)
-		}
-		if c.Message != TurnMessage(s.turn) {
-			t.Errorf("turn %d: message\n%q\nwant\n%q", i+1, c.Message, TurnMessage(s.turn))
-		}
-		if len(c.ParentHashes) != 1 || (i > 0 && c.ParentHashes[0].String() != hashes[i-1]) {
-			t.Errorf("turn %d: parents %v, want the previous turn's commit", i+1, c.ParentHashes)
-		}
-		if !c.Committer.When.Equal(s.turn.When) || !c.Author.When.Equal(s.turn.When) {
-			t.Errorf("turn %d: dated %v, want %v", i+1, c.Committer.When, s.turn.When)
-		}
-		if got := keys(headFiles(t, dir)); !reflect.DeepEqual(got, sortStrings(s.want)) {
-			t.Errorf("turn %d: HEAD has\n%v\nwant\n%v", i+1, got, sortStrings(s.want))
-		}
-		if dirty, err := r.Dirty(); err != nil || len(dirty) != 0 {
-			t.Errorf("turn %d: Dirty after the commit = %v, %v; want clean", i+1, dirty, err)
-		}
+// checkTurnCommit checks HEAD after the commit of step s, whose hash is
+// the last of hashes (one per turn so far).
+func checkTurnCommit(t *testing.T, dir string, r *Repo, s turnStep, hashes []string) {
+	t.Helper()
+	i, h := len(hashes)-1, hashes[len(hashes)-1]
+	c := headCommitObject(t, dir)
+	if c.Hash.String() != h {
+		t.Fatalf("turn %d: HEAD is %s, CommitTurn returned %s", i+1, c.Hash, h)
 	}
-	if n := commitCount(t, dir); n != len(steps)+1 {
-		t.Errorf("%d commits, want %d (the initial one and one per turn)", n, len(steps)+1)
+	if c.Message != TurnMessage(s.turn) {
+		t.Errorf("turn %d: message\n%q\nwant\n%q", i+1, c.Message, TurnMessage(s.turn))
 	}
-	if got := headFiles(t, dir)["main.go"]; got != "package main\n\nfunc main() {}\n" {
-		t.Errorf("main.go in HEAD = %q", got)
+	if len(c.ParentHashes) != 1 || (i > 0 && c.ParentHashes[0].String() != hashes[i-1]) {
+		t.Errorf("turn %d: parents %v, want the previous turn's commit", i+1, c.ParentHashes)
 	}
+	if !c.Committer.When.Equal(s.turn.When) || !c.Author.When.Equal(s.turn.When) {
+		t.Errorf("turn %d: dated %v, want %v", i+1, c.Committer.When, s.turn.When)
+	}
+	if got := keys(headFiles(t, dir)); !reflect.DeepEqual(got, sortStrings(s.want)) {
+		t.Errorf("turn %d: HEAD has\n%v\nwant\n%v", i+1, got, sortStrings(s.want))
+	}
+	if dirty, err := r.Dirty(); err != nil || len(dirty) != 0 {
+		t.Errorf("turn %d: Dirty after the commit = %v, %v; want clean", i+1, dirty, err)
+	}
+}
 
+// checkTurnHistory checks that History reads the turns of steps back,
+// committed as hashes, and only for their task.
+func checkTurnHistory(t *testing.T, r *Repo, steps []turnStep, hashes []string) {
+	t.Helper()
 	hist, err := r.History("ab12cd34")
 	if err != nil {
 		t.Fatal(err)
@@ -325,8 +344,7 @@ func TestEmptyWorkspaceCommits(t *testing.T) {
 // the index alone.
 func TestSubfolderWorkspace(t *testing.T) {
 	t.Parallel()
-	dir := initRepo(t)
-	write(t, dir, map[string]string{
+	dir, root := committedRepo(t, map[string]string{
 		".gitignore":           "*.log\n",
 		"other/keep.txt":       "v1\n",
 		"svc/api/main.go":      "package main\n",
@@ -335,10 +353,6 @@ func TestSubfolderWorkspace(t *testing.T) {
 		"svc/api/x.log":        "ignored by the root .gitignore\n",
 		"svc/apiary/notes.txt": "not the workspace\n",
 	})
-	root := mustOpen(t, dir)
-	if _, err := root.InitialCommit(context.Background(), "initial"); err != nil {
-		t.Fatal(err)
-	}
 	ws := filepath.Join(dir, "svc", "api")
 	r := mustOpen(t, ws)
 	if r.Root() != dir || r.Prefix() != "svc/api" {
@@ -475,12 +489,7 @@ func TestDirty(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			dir := initRepo(t)
-			write(t, dir, map[string]string{".gitignore": "build/\n*.log\n", "a.txt": "a\n", "sub/b.txt": "b\n"})
-			r := mustOpen(t, dir)
-			if _, err := r.InitialCommit(context.Background(), "initial"); err != nil {
-				t.Fatal(err)
-			}
+			dir, r := committedRepo(t, map[string]string{".gitignore": "build/\n*.log\n", "a.txt": "a\n", "sub/b.txt": "b\n"})
 			tt.change(t, dir)
 			got, err := r.Dirty()
 			if err != nil {
@@ -498,13 +507,8 @@ func TestDirty(t *testing.T) {
 
 func TestTreeHash(t *testing.T) {
 	t.Parallel()
-	dir := initRepo(t)
-	write(t, dir, map[string]string{".gitignore": "node_modules/\n", "a.txt": "a\n", ".grub/.gitignore": grubIgnore,
+	dir, r := committedRepo(t, map[string]string{".gitignore": "node_modules/\n", "a.txt": "a\n", ".grub/.gitignore": grubIgnore,
 		".grub/ab12cd34/state.json": "{}"})
-	r := mustOpen(t, dir)
-	if _, err := r.InitialCommit(context.Background(), "initial"); err != nil {
-		t.Fatal(err)
-	}
 	token := func() string {
 		t.Helper()
 		h, err := r.TreeHash(".grub")
@@ -560,12 +564,7 @@ func TestTreeHash(t *testing.T) {
 // time is still seen (the change time and the index's own time guard it).
 func TestRacilyCleanEdit(t *testing.T) {
 	t.Parallel()
-	dir := initRepo(t)
-	write(t, dir, map[string]string{"a.txt": "aaaa\n"})
-	r := mustOpen(t, dir)
-	if _, err := r.InitialCommit(context.Background(), "initial"); err != nil {
-		t.Fatal(err)
-	}
+	dir, r := committedRepo(t, map[string]string{"a.txt": "aaaa\n"})
 	p := filepath.Join(dir, "a.txt")
 	info, err := os.Stat(p)
 	if err != nil {
@@ -671,12 +670,7 @@ func TestGlobalAndInfoExcludes(t *testing.T) {
 
 func TestCommitRefusesUnmergedIndex(t *testing.T) {
 	t.Parallel()
-	dir := initRepo(t)
-	write(t, dir, map[string]string{"a.txt": "a\n"})
-	r := mustOpen(t, dir)
-	if _, err := r.InitialCommit(context.Background(), "initial"); err != nil {
-		t.Fatal(err)
-	}
+	dir, r := committedRepo(t, map[string]string{"a.txt": "a\n"})
 	g, err := git.PlainOpen(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -750,13 +744,8 @@ func TestCommitCancelled(t *testing.T) {
 
 func TestDetachedHead(t *testing.T) {
 	t.Parallel()
-	dir := initRepo(t)
-	write(t, dir, map[string]string{"a.txt": "a\n"})
-	r := mustOpen(t, dir)
-	first, err := r.InitialCommit(context.Background(), "initial")
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, r := committedRepo(t, map[string]string{"a.txt": "a\n"})
+	first := headCommitObject(t, dir).Hash.String()
 	g, err := git.PlainOpen(dir)
 	if err != nil {
 		t.Fatal(err)

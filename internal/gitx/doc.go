@@ -1,5 +1,5 @@
-// Package gitx is grub's git layer (DESIGN.md section 8) and the only
-// package that imports go-git. It opens the work tree that holds a
+// Package gitx is grub's git layer (see docs/ARCHITECTURE.md, "Git") and
+// the only package that imports go-git. It opens the work tree that holds a
 // workspace (Open, ErrNotRepo), tells whether the workspace has
 // uncommitted changes (Dirty) or any commit at all (HasCommits, and
 // InitialCommit for a new repository), commits every turn with the message

@@ -17,11 +17,10 @@ import (
 // .gitattributes and .git/info/attributes (nested .gitattributes files are
 // not read).
 func (r *Repo) Filters() ([]string, error) {
-	g, st, err := r.open()
+	_, st, err := r.open()
 	if err != nil {
 		return nil, err
 	}
-	_ = g
 	var found []string
 	for _, path := range []string{
 		filepath.Join(r.root, ".gitattributes"),

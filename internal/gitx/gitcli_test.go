@@ -25,13 +25,43 @@ func TestSameTreeAsGit(t *testing.T) {
 		run(d, "init", "-q")
 	}
 	r := mustOpen(t, mine)
-	steps := []struct {
-		name  string
-		files map[string]string
-		after map[string]string // written after files
-		exec  []string          // made executable
-		links map[string]string
-	}{
+	steps := sameTreeSteps()
+	for i, s := range steps {
+		s.apply(t, mine)
+		s.apply(t, theirs)
+		run(theirs, "add", "-A")
+		run(theirs, "commit", "-q", "--allow-empty", "-m", s.name)
+		if _, err := r.CommitTurn(context.Background(), Turn{TaskID: "ab12cd34", Iteration: i + 1, Summary: s.name, Status: "running"}); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		checkSameTree(t, run, r, mine, theirs, s.name)
+	}
+	run(mine, "fsck", "--strict", "--no-progress")
+	if n := strings.Count(run(mine, "log", "--format=%H"), "\n"); n != len(steps) {
+		t.Errorf("git log shows %d commits, want %d", n, len(steps))
+	}
+	if out := run(mine, "reflog", "--format=%gs"); strings.Count(out, "\ncommit") != len(steps)-1 || !strings.HasPrefix(out, "commit: ") {
+		t.Errorf("git reflog:\n%s\nwant one line per commit", out)
+	}
+	trailers := run(mine, "log", "-1", "--format=%(trailers:key=Grub-Task,valueonly)%(trailers:key=Grub-Iteration,valueonly)")
+	if strings.Fields(trailers)[0] != "ab12cd34" || strings.Fields(trailers)[1] != "4" {
+		t.Errorf("git reads the trailers as %q", trailers)
+	}
+}
+
+// treeStep is one step of TestSameTreeAsGit: the changes made to both
+// copies of the work tree before they are committed.
+type treeStep struct {
+	name  string
+	files map[string]string
+	after map[string]string // written after files
+	exec  []string          // made executable
+	links map[string]string
+}
+
+// sameTreeSteps is TestSameTreeAsGit's script.
+func sameTreeSteps() []treeStep {
+	return []treeStep{
 		{
 			name: "initial tree",
 			files: map[string]string{
@@ -88,55 +118,47 @@ func TestSameTreeAsGit(t *testing.T) {
 			after: map[string]string{"new": "a file now\n", "node_modules/m/i.js": "no longer ignored\n"},
 		},
 	}
-	for i, s := range steps {
-		for _, d := range []string{mine, theirs} {
-			write(t, d, s.files)
-			write(t, d, s.after)
-			for _, x := range s.exec {
-				p := filepath.Join(d, x)
-				if _, err := os.Stat(p); os.IsNotExist(err) {
-					write(t, d, map[string]string{x: "#!/bin/sh\n"})
-				}
-				if err := os.Chmod(p, 0o755); err != nil {
-					t.Fatal(err)
-				}
-			}
-			for name, target := range s.links {
-				p := filepath.Join(d, name)
-				_ = os.Remove(p)
-				if err := os.Symlink(target, p); err != nil {
-					t.Fatal(err)
-				}
-			}
+}
+
+// apply makes the step's changes in dir.
+func (s treeStep) apply(t *testing.T, dir string) {
+	t.Helper()
+	write(t, dir, s.files)
+	write(t, dir, s.after)
+	for _, x := range s.exec {
+		p := filepath.Join(dir, x)
+		if _, err := os.Stat(p); os.IsNotExist(err) {
+			write(t, dir, map[string]string{x: "#!/bin/sh\n"})
 		}
-		run(theirs, "add", "-A")
-		run(theirs, "commit", "-q", "--allow-empty", "-m", s.name)
-		if _, err := r.CommitTurn(context.Background(), Turn{TaskID: "ab12cd34", Iteration: i + 1, Summary: s.name, Status: "running"}); err != nil {
-			t.Fatalf("%s: %v", s.name, err)
-		}
-		want := strings.TrimSpace(run(theirs, "rev-parse", "HEAD^{tree}"))
-		got := strings.TrimSpace(run(mine, "rev-parse", "HEAD^{tree}"))
-		if got != want {
-			t.Errorf("%s: gitx committed tree %s, git committed %s\ngitx:\n%s\ngit:\n%s", s.name, got, want,
-				run(mine, "ls-tree", "-r", "HEAD"), run(theirs, "ls-tree", "-r", "HEAD"))
-		}
-		if st := run(mine, "status", "--porcelain", "--untracked-files=all"); st != "" {
-			t.Errorf("%s: git status after a gitx commit is not clean:\n%s", s.name, st)
-		}
-		if dirty, err := r.Dirty(); err != nil || len(dirty) != 0 {
-			t.Errorf("%s: Dirty after the commit = %v, %v", s.name, dirty, err)
+		if err := os.Chmod(p, 0o755); err != nil {
+			t.Fatal(err)
 		}
 	}
-	run(mine, "fsck", "--strict", "--no-progress")
-	if n := strings.Count(run(mine, "log", "--format=%H"), "\n"); n != len(steps) {
-		t.Errorf("git log shows %d commits, want %d", n, len(steps))
+	for name, target := range s.links {
+		p := filepath.Join(dir, name)
+		_ = os.Remove(p)
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if out := run(mine, "reflog", "--format=%gs"); strings.Count(out, "\ncommit") != len(steps)-1 || !strings.HasPrefix(out, "commit: ") {
-		t.Errorf("git reflog:\n%s\nwant one line per commit", out)
+}
+
+// checkSameTree checks, after step name, that the HEAD commit gitx made in
+// mine has the tree of the one git made in theirs, and that git and gitx
+// both see mine clean.
+func checkSameTree(t *testing.T, run func(dir string, args ...string) string, r *Repo, mine, theirs, name string) {
+	t.Helper()
+	want := strings.TrimSpace(run(theirs, "rev-parse", "HEAD^{tree}"))
+	got := strings.TrimSpace(run(mine, "rev-parse", "HEAD^{tree}"))
+	if got != want {
+		t.Errorf("%s: gitx committed tree %s, git committed %s\ngitx:\n%s\ngit:\n%s", name, got, want,
+			run(mine, "ls-tree", "-r", "HEAD"), run(theirs, "ls-tree", "-r", "HEAD"))
 	}
-	trailers := run(mine, "log", "-1", "--format=%(trailers:key=Grub-Task,valueonly)%(trailers:key=Grub-Iteration,valueonly)")
-	if strings.Fields(trailers)[0] != "ab12cd34" || strings.Fields(trailers)[1] != "4" {
-		t.Errorf("git reads the trailers as %q", trailers)
+	if st := run(mine, "status", "--porcelain", "--untracked-files=all"); st != "" {
+		t.Errorf("%s: git status after a gitx commit is not clean:\n%s", name, st)
+	}
+	if dirty, err := r.Dirty(); err != nil || len(dirty) != 0 {
+		t.Errorf("%s: Dirty after the commit = %v, %v", name, dirty, err)
 	}
 }
 

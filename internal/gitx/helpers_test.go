@@ -86,6 +86,19 @@ func mustOpen(t testing.TB, dir string) *Repo {
 	return r
 }
 
+// committedRepo makes a repository holding files (see write), opens it
+// at its top folder and commits the files with InitialCommit.
+func committedRepo(t testing.TB, files map[string]string) (string, *Repo) {
+	t.Helper()
+	dir := initRepo(t)
+	write(t, dir, files)
+	r := mustOpen(t, dir)
+	if _, err := r.InitialCommit(context.Background(), "initial"); err != nil {
+		t.Fatal(err)
+	}
+	return dir, r
+}
+
 func mustCommit(t testing.TB, r *Repo, turn Turn) string {
 	t.Helper()
 	h, err := r.CommitTurn(context.Background(), turn)
@@ -99,19 +112,7 @@ func mustCommit(t testing.TB, r *Repo, turn Turn) string {
 // executables get a "(x)" suffix).
 func headFiles(t testing.TB, dir string) map[string]string {
 	t.Helper()
-	g, err := git.PlainOpen(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := g.Head()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := g.CommitObject(ref.Hash())
-	if err != nil {
-		t.Fatal(err)
-	}
-	tree, err := c.Tree()
+	tree, err := headCommitObject(t, dir).Tree()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,4 +204,16 @@ func gitBin(t testing.TB) func(dir string, args ...string) string {
 		}
 		return string(out)
 	}
+}
+
+// gitCommittedRepo makes a repository holding files (see write) with the
+// git binary (run, from gitBin) and commits them.
+func gitCommittedRepo(t testing.TB, run func(dir string, args ...string) string, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	run(dir, "init", "-q")
+	write(t, dir, files)
+	run(dir, "add", "-A")
+	run(dir, "commit", "-q", "-m", "initial")
+	return dir
 }

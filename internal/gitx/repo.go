@@ -10,7 +10,9 @@ import (
 	"github.com/go-git/go-billy/v5"
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
@@ -69,15 +71,11 @@ func Open(workspace string) (*Repo, error) {
 		if comps[0] == ".git" {
 			return nil, fmt.Errorf("workspace %s is inside the .git folder: %w", abs, ErrNotRepo)
 		}
-		cfg, err := loadConfig(g)
-		if err != nil {
-			return nil, err
-		}
 		var gitDir billy.Filesystem
 		if st, ok := g.Storer.(*filesystem.Storage); ok {
 			gitDir = st.Filesystem()
 		}
-		ign, err := loadIgnores(cfg, gitDir)
+		_, ign, err := loadRules(g, gitDir)
 		if err != nil {
 			return nil, err
 		}
@@ -115,6 +113,15 @@ func (r *Repo) rel(name string) string {
 	return strings.TrimPrefix(name, r.prefix+"/")
 }
 
+// relStart is where the workspace path begins in the repository path of
+// a file inside the workspace: after the prefix and its slash.
+func (r *Repo) relStart() int {
+	if r.prefix == "" {
+		return 0
+	}
+	return len(r.prefix) + 1
+}
+
 // open opens the repository afresh. Its storage is always the file system
 // storage PlainOpen makes.
 func (r *Repo) open() (*git.Repository, *filesystem.Storage, error) {
@@ -127,6 +134,55 @@ func (r *Repo) open() (*git.Repository, *filesystem.Storage, error) {
 		return nil, nil, fmt.Errorf("open the git repository at %s: unexpected storage %T", r.root, g.Storer)
 	}
 	return g, st, nil
+}
+
+// workTree is the repository opened afresh for one call that stages or
+// compares the workspace: its storage, its config and the ignore rules
+// that apply everywhere in the work tree.
+type workTree struct {
+	g   *git.Repository
+	st  *filesystem.Storage
+	cfg *gitConfig
+	ign *ignores
+}
+
+// openWorkTree opens the repository (see open) and reads its config and
+// ignore rules. The index is read separately (readIndex), so that a commit
+// reads it only once it holds .git/index.lock.
+func (r *Repo) openWorkTree() (*workTree, error) {
+	g, st, err := r.open()
+	if err != nil {
+		return nil, err
+	}
+	cfg, ign, err := loadRules(g, st.Filesystem())
+	if err != nil {
+		return nil, err
+	}
+	return &workTree{g: g, st: st, cfg: cfg, ign: ign}, nil
+}
+
+// readIndex reads .git/index.
+func (w *workTree) readIndex() (*index.Index, error) {
+	idx, err := w.st.Index()
+	if err != nil {
+		return nil, fmt.Errorf("read the git index (.git/index): %w", err)
+	}
+	return idx, nil
+}
+
+// loadRules reads the repository's config (with the global and system
+// ones behind it) and the ignore rules that apply everywhere: the excludes
+// file it names and, when gitDir is not nil, .git/info/exclude.
+func loadRules(g *git.Repository, gitDir billy.Filesystem) (*gitConfig, *ignores, error) {
+	cfg, err := loadConfig(g)
+	if err != nil {
+		return nil, nil, err
+	}
+	ign, err := loadIgnores(cfg, gitDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, ign, nil
 }
 
 // HasCommits reports whether HEAD names a commit. A new repository (HEAD
@@ -155,16 +211,25 @@ func headCommit(g *git.Repository) (plumbing.Hash, error) {
 
 // headTree is the tree of HEAD's commit, or the zero hash on an unborn
 // branch.
-func headTree(g *git.Repository) (plumbing.Hash, plumbing.Hash, error) {
+func headTree(g *git.Repository) (plumbing.Hash, error) {
 	h, err := headCommit(g)
-	if err != nil || h.IsZero() {
-		return h, plumbing.ZeroHash, err
-	}
-	c, err := object.GetCommit(g.Storer, h)
 	if err != nil {
-		return h, plumbing.ZeroHash, fmt.Errorf("read the HEAD commit %s: %w", h, err)
+		return plumbing.ZeroHash, err
 	}
-	return h, c.TreeHash, nil
+	return headCommitTree(g.Storer, h)
+}
+
+// headCommitTree is the tree of the HEAD commit h, or the zero hash when h
+// is zero (an unborn branch).
+func headCommitTree(s storer.EncodedObjectStorer, h plumbing.Hash) (plumbing.Hash, error) {
+	if h.IsZero() {
+		return plumbing.ZeroHash, nil
+	}
+	c, err := object.GetCommit(s, h)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("read the HEAD commit %s: %w", h, err)
+	}
+	return c.TreeHash, nil
 }
 
 // isNotExist is os.IsNotExist that also sees through wrapping.

@@ -3,32 +3,11 @@
 package gitx
 
 import (
-	"io/fs"
 	"syscall"
 	"time"
-
-	"github.com/go-git/go-git/v5/plumbing/format/index"
 )
 
-// fillSys copies the inode data git keeps in an index entry, so that git
-// itself trusts the entries grub writes without re-reading the files.
-func fillSys(e *index.Entry, info fs.FileInfo) {
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		e.CreatedAt = time.Unix(int64(st.Ctim.Sec), int64(st.Ctim.Nsec))
-		e.Dev = uint32(st.Dev)
-		e.Inode = uint32(st.Ino)
-		e.UID = st.Uid
-		e.GID = st.Gid
-	}
-}
-
-// sysMatches reports whether the file is still the inode the entry
-// describes, with the same change time (git's check for a file replaced
-// or chmod-ed behind the index's back).
-func sysMatches(e *index.Entry, info fs.FileInfo) bool {
-	st, ok := info.Sys().(*syscall.Stat_t)
-	if !ok {
-		return true
-	}
-	return e.Inode == uint32(st.Ino) && e.CreatedAt.Equal(time.Unix(int64(st.Ctim.Sec), int64(st.Ctim.Nsec)))
+// changeTime is the file's status change time (ctime).
+func changeTime(st *syscall.Stat_t) time.Time {
+	return time.Unix(int64(st.Ctim.Sec), int64(st.Ctim.Nsec))
 }

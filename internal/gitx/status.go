@@ -2,7 +2,6 @@ package gitx
 
 import (
 	"context"
-	"fmt"
 	"sort"
 
 	"github.com/go-git/go-git/v5/plumbing/format/index"
@@ -18,29 +17,21 @@ import (
 // On a repository without commits every file counts: the caller makes
 // InitialCommit instead of refusing.
 func (r *Repo) Dirty() ([]string, error) {
-	g, st, err := r.open()
+	w, err := r.openWorkTree()
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := loadConfig(g)
+	idx, err := w.readIndex()
 	if err != nil {
 		return nil, err
 	}
-	ig, err := loadIgnores(cfg, st.Filesystem())
-	if err != nil {
-		return nil, err
-	}
-	idx, err := st.Index()
-	if err != nil {
-		return nil, fmt.Errorf("read the git index (.git/index): %w", err)
-	}
-	sc := newScanner(context.Background(), r, idx, cfg, nil, nil)
+	sc := newScanner(context.Background(), r, idx, w.cfg, nil, nil)
 	staged := make([]*index.Entry, 0, len(sc.names))
 	for _, name := range sc.names {
 		staged = append(staged, sc.tracked[name])
 	}
 	sort.Slice(staged, func(i, j int) bool { return staged[i].Name < staged[j].Name })
-	work, err := sc.scan(r, ig)
+	work, err := sc.scan(r, w.ign)
 	if err != nil {
 		return nil, err
 	}
@@ -53,21 +44,21 @@ func (r *Repo) Dirty() ([]string, error) {
 	diffEntries(staged, work, dirty)
 
 	// The index against HEAD, read only when their trees differ.
-	_, tree, err := headTree(g)
+	tree, err := headTree(w.g)
 	if err != nil {
 		return nil, err
 	}
-	head, err := subtree(st, tree, r.prefixComps())
+	head, err := subtree(w.st, tree, r.prefixComps())
 	if err != nil {
 		return nil, err
 	}
-	base := len(r.prefix) + boolInt(r.prefix != "")
+	base := r.relStart()
 	mine, err := treeWriter{}.build(staged, base)
 	if err != nil {
 		return nil, err
 	}
 	if mine != head {
-		files, err := flatten(st, head)
+		files, err := flatten(w.st, head)
 		if err != nil {
 			return nil, err
 		}
@@ -125,27 +116,19 @@ func diffEntries(a, b []*index.Entry, dirty map[string]bool) {
 // the files whose size or time differ from the index (new files, and files
 // changed since the last commit).
 func (r *Repo) TreeHash(exclude ...string) (string, error) {
-	g, st, err := r.open()
+	w, err := r.openWorkTree()
 	if err != nil {
 		return "", err
 	}
-	cfg, err := loadConfig(g)
+	idx, err := w.readIndex()
 	if err != nil {
 		return "", err
 	}
-	ig, err := loadIgnores(cfg, st.Filesystem())
+	entries, err := newScanner(context.Background(), r, idx, w.cfg, nil, exclude).scan(r, w.ign)
 	if err != nil {
 		return "", err
 	}
-	idx, err := st.Index()
-	if err != nil {
-		return "", fmt.Errorf("read the git index (.git/index): %w", err)
-	}
-	entries, err := newScanner(context.Background(), r, idx, cfg, nil, exclude).scan(r, ig)
-	if err != nil {
-		return "", err
-	}
-	h, err := treeWriter{}.build(entries, len(r.prefix)+boolInt(r.prefix != ""))
+	h, err := treeWriter{}.build(entries, r.relStart())
 	if err != nil {
 		return "", err
 	}
