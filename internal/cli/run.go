@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -22,6 +21,7 @@ import (
 	"github.com/grub-dev/grub/controller"
 	"github.com/grub-dev/grub/harness"
 	"github.com/grub-dev/grub/internal/llm"
+	"github.com/grub-dev/grub/internal/proc"
 	"github.com/grub-dev/grub/schemas"
 )
 
@@ -188,11 +188,12 @@ func agentProgram(s harness.Agent, root string) (string, error) {
 	if bin == "" {
 		bin = s.Kind
 	}
-	if strings.ContainsRune(bin, filepath.Separator) && !filepath.IsAbs(bin) {
-		bin = filepath.Join(root, bin)
-	}
-	path, err := exec.LookPath(bin)
+	path, err := proc.LookProgram(bin, root)
 	if err != nil {
+		var notRun *exec.Error
+		if errors.As(err, &notRun) {
+			bin = notRun.Name // as looked up: a relative path joined to root
+		}
 		product := map[string]string{"claude": "Claude Code", "codex": "the Codex CLI"}[s.Kind]
 		return "", usageErrorf("--agent %s: cannot run %s (%v): install %s or name the program with --agent-bin", s.Kind, bin, err, product)
 	}
