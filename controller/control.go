@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -39,9 +38,9 @@ func (c *Controller) apply(reqs []harness.ControlRequest) (Stop, bool) {
 			c.editGoal(r.Goal)
 		case harness.ControlLimits:
 			if r.Limits != nil {
+				old := c.st.Limits
 				r.Limits.Apply(&c.st.Limits)
-				changed, _ := json.Marshal(r.Limits)
-				c.appendLog(logEntry{decision: "edit", summary: "limits changed by the user", note: "New limits: " + string(changed)})
+				c.logEdit(harness.Edit{At: c.now(), Limits: r.Limits, OldLimits: old, NewLimits: c.st.Limits})
 				c.say("limits changed by user request")
 			}
 		case harness.ControlSteer:
@@ -66,9 +65,16 @@ func (c *Controller) editGoal(goal string) {
 	if err := c.store.SetGoal(c.st, goal); err != nil {
 		c.say("could not write the new goal into the feature list: %v", err)
 	}
-	c.appendLog(logEntry{decision: "edit", summary: "objective updated by the user",
-		note: fmt.Sprintf("Old goal: %s\nNew goal: %s", old, goal)})
+	c.logEdit(harness.Edit{At: c.now(), Goal: &harness.GoalChange{Old: old, New: goal}, OldLimits: c.st.Limits, NewLimits: c.st.Limits})
 	c.say("goal updated")
+}
+
+// logEdit writes the progress-log entry of an edit, as grub edit does for
+// an idle task.
+func (c *Controller) logEdit(e harness.Edit) {
+	if err := c.store.AppendProgress(c.st.ID, harness.EditEntry(e)); err != nil {
+		c.say("could not write the progress log: %v", err)
+	}
 }
 
 // watchControl watches control.json so that pause --now cancels the running

@@ -19,6 +19,7 @@ import (
 	"github.com/grub-dev/grub/featurelist"
 	"github.com/grub-dev/grub/harness"
 	"github.com/grub-dev/grub/internal/fakeagent"
+	"github.com/grub-dev/grub/internal/proc"
 )
 
 // The test binary doubles as the fake agent program: with GRUB_FAKEAGENT
@@ -37,7 +38,7 @@ func fakeCmd(t *testing.T, args string) string {
 		t.Fatal(err)
 	}
 	// Without atexit_sleep_ms=0 a -race binary sleeps a second at exit.
-	return "GRUB_FAKEAGENT=1 GORACE=atexit_sleep_ms=0 " + shellQuote(exe) + " " + args
+	return "GRUB_FAKEAGENT=1 GORACE=atexit_sleep_ms=0 " + proc.ShellQuote(exe) + " " + args
 }
 
 type run struct {

@@ -47,7 +47,7 @@ func (c *Controller) runCheck(ctx context.Context, command string, timeout time.
 // runInit runs the task's init.sh and records the result in state.
 func (c *Controller) runInit(ctx context.Context) (harness.Check, error) {
 	script := c.store.Rel(c.store.Path(c.st.ID, harness.FileInitScript))
-	chk, err := c.runCheck(ctx, "bash "+shellQuote(script), c.initTimeout())
+	chk, err := c.runCheck(ctx, "bash "+proc.ShellQuote(script), c.initTimeout())
 	if err != nil {
 		return chk, err
 	}
@@ -66,16 +66,4 @@ func describeCheck(what string, chk harness.Check) string {
 		msg += "; output tail:\n" + chk.OutputTail
 	}
 	return msg
-}
-
-func shellQuote(s string) string {
-	out := "'"
-	for _, r := range s {
-		if r == '\'' {
-			out += `'\''`
-			continue
-		}
-		out += string(r)
-	}
-	return out + "'"
 }

@@ -129,21 +129,17 @@ func lookupAgentBin(bin, def, product string) (string, error) {
 	if bin == "" {
 		bin = def
 	}
-	path, err := exec.LookPath(bin)
-	if err != nil {
-		if errors.Is(err, exec.ErrNotFound) && !strings.ContainsRune(bin, filepath.Separator) {
-			return "", fmt.Errorf("%s not found in PATH: install %s or pass --agent-bin", bin, product)
-		}
-		return "", fmt.Errorf("%s backend: cannot run %q: %w; check --agent-bin", def, bin, err)
+	path, err := proc.LookProgram(bin, "")
+	var notRun *exec.Error
+	switch {
+	case err == nil:
+		return path, nil
+	case !errors.As(err, &notRun):
+		return "", fmt.Errorf("%s backend: %w", def, err)
+	case errors.Is(err, exec.ErrNotFound) && !strings.ContainsRune(bin, filepath.Separator):
+		return "", fmt.Errorf("%s not found in PATH: install %s or pass --agent-bin", bin, product)
 	}
-	if strings.ContainsRune(path, filepath.Separator) {
-		abs, err := filepath.Abs(path)
-		if err != nil {
-			return "", fmt.Errorf("%s backend: %q: %w", def, path, err)
-		}
-		path = abs
-	}
-	return path, nil
+	return "", fmt.Errorf("%s backend: cannot run %q: %w; check --agent-bin", def, bin, err)
 }
 
 // usageLimitPhrases are the (lower-case) phrases by which Claude Code,

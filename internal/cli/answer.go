@@ -31,6 +31,7 @@ type AnswerOptions struct {
 // function (tests use it to check flag parsing).
 func NewCmdAnswer(f *Factory, runF func(*AnswerOptions) error) *cobra.Command {
 	opts := &AnswerOptions{IO: f.IO, Store: f.Store, Now: f.Now, Getenv: f.Getenv}
+	var rf runFlags
 	cmd := &cobra.Command{
 		Use:   `answer [<id>] "text"`,
 		Short: "Answer the agent's question and resume the task",
@@ -61,6 +62,7 @@ grub resume.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID, opts.Answer = splitMessageArgs(args)
 			opts.Ctx = cmd.Context()
+			opts.JSON, opts.Heartbeat = rf.JSON, rf.Heartbeat
 			if opts.Heartbeat <= 0 {
 				return usageErrorf("--heartbeat %s: must be positive, e.g. 30s", opts.Heartbeat)
 			}
@@ -70,8 +72,7 @@ grub resume.`,
 			return answerRun(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "when the task stops, print its status as one JSON object (schemas/status-output.schema.json)")
-	cmd.Flags().DurationVar(&opts.Heartbeat, "heartbeat", 30*time.Second, "how often a long turn reports that it is still running")
+	rf.register(cmd)
 	return cmd
 }
 

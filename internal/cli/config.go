@@ -171,7 +171,7 @@ func printConfig(opts *ConfigOptions, c configOutput) error {
 	row("limits", fmt.Sprintf("%d turns, %d failures in a row (%d for the initializer), %d blocked reports, %d-%d features",
 		l.MaxIterations, l.MaxConsecutiveFailures, l.MaxInitializerFailures, l.MaxBlocked, l.MinFeatures, l.MaxFeatures))
 	row("timeouts", fmt.Sprintf("%s per turn, %s per init.sh or verify run; no token or time budget unless given",
-		humanDuration(l.TurnTimeoutSeconds), humanDuration(l.InitTimeoutSeconds)))
+		harness.FormatSeconds(l.TurnTimeoutSeconds), harness.FormatSeconds(l.InitTimeoutSeconds)))
 	row("tasks", fmt.Sprint(c.Tasks))
 	return tw.Flush()
 }

@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/grub-dev/grub/harness"
 	"github.com/grub-dev/grub/internal/fakeagent"
+	"github.com/grub-dev/grub/internal/proc"
 )
 
 // demoPlan is what the demo's FAKE agent does: honest work, with a cheat
@@ -19,9 +19,10 @@ const demoPlan = "-features 4 -plan 2:complete-early,3:edit-description,5:verify
 
 // DemoOptions are the inputs of grub demo.
 type DemoOptions struct {
-	IO  *IOStreams
-	Now func() time.Time
-	Ctx context.Context
+	IO     *IOStreams
+	Now    func() time.Time
+	Getenv func(string) string
+	Ctx    context.Context
 
 	Dir        string // where to run; a new temporary folder when empty
 	Executable func() (string, error)
@@ -30,7 +31,7 @@ type DemoOptions struct {
 // NewCmdDemo builds grub demo. runF, when not nil, replaces the run
 // function (tests use it to check flag parsing).
 func NewCmdDemo(f *Factory, runF func(*DemoOptions) error) *cobra.Command {
-	opts := &DemoOptions{IO: f.IO, Now: f.Now, Executable: os.Executable}
+	opts := &DemoOptions{IO: f.IO, Now: f.Now, Getenv: f.Getenv, Executable: os.Executable}
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Watch grub referee a scripted FAKE agent, without a model or a key",
@@ -106,7 +107,7 @@ func demoRun(opts *DemoOptions) error {
 		Goal: "demo: leave four marker files, one per feature", Locale: "en",
 		Status: harness.StatusRunning, Phase: harness.PhaseInitializer, CreatedAt: now, UpdatedAt: now,
 		Limits: limits, NoCommit: true,
-		Agent: harness.Agent{Kind: "command", Command: shellQuote(self) + " demo-agent " + demoPlan},
+		Agent: harness.Agent{Kind: "command", Command: proc.ShellQuote(self) + " demo-agent " + demoPlan},
 	}
 	if err := store.Create(st); err != nil {
 		return err
@@ -114,11 +115,7 @@ func demoRun(opts *DemoOptions) error {
 	w := opts.IO.ErrOut
 	fmt.Fprintf(w, "grub demo: a FAKE agent works on task %s in %s\n", st.ID, dir)
 	fmt.Fprintln(w, "grub demo: it will claim completion early, edit a description and claim an unverified feature; watch grub catch each one")
-	err = runTask(ctxOr(opts.Ctx), runOptions{IO: opts.IO, Store: store, ID: st.ID, Now: opts.Now, Getenv: os.Getenv, Heartbeat: 30 * time.Second})
+	err = runTask(ctxOr(opts.Ctx), runOptions{IO: opts.IO, Store: store, ID: st.ID, Now: opts.Now, Getenv: opts.Getenv, Heartbeat: 30 * time.Second})
 	fmt.Fprintf(w, "grub demo: done; see grub -C %s log, and the prompts in %s/.grub/%s/turns/\n", dir, dir, st.ID)
 	return err
-}
-
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -8,7 +8,7 @@
 // built fresh for every call of [Run], so there is no package-level state.
 //
 // Commands return errors instead of exiting; [ExitCode] is the one place that
-// maps an error to grub's exit codes (DESIGN.md section 9). Data goes to
+// maps an error to grub's exit codes (the table in exitcode.go). Data goes to
 // stdout, diagnostics to stderr, both through [IOStreams].
 //
 // cli may import every grub package; no grub package imports cli.

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -37,7 +36,7 @@ var taskIDPattern = regexp.MustCompile(`^[0-9a-f]{1,8}$`)
 // function (tests use it to check flag parsing).
 func NewCmdEdit(f *Factory, runF func(*EditOptions) error) *cobra.Command {
 	opts := &EditOptions{IO: f.IO, Store: f.Store, Now: f.Now, Getenv: f.Getenv, Editor: runEditor}
-	var limits limitChangeFlags
+	var limits limitFlags
 	cmd := &cobra.Command{
 		Use:   `edit [<id>] ["new goal"] [flags]`,
 		Short: "Change a task's goal or limits",
@@ -93,58 +92,35 @@ whole seconds, such as 90s, 45m or 2h. A complete task cannot be edited.`,
 	return cmd
 }
 
-// wholeSeconds converts a --time-budget value to seconds.
-func wholeSeconds(d time.Duration) (int64, error) {
-	switch {
-	case d < 0:
-		return 0, errors.New("the budget cannot be negative; 0 removes it")
-	case d%time.Second != 0:
-		return 0, errors.New("use whole seconds, e.g. 90s, 45m or 2h")
+// splitEditArgs splits the arguments of grub edit, [<id>] ["new goal"],
+// into the id ("" when left out) and the goal, with goalGiven reporting
+// whether a goal was given at all.
+func splitEditArgs(args []string) (id, goal string, goalGiven bool) {
+	switch len(args) {
+	case 2:
+		return args[0], args[1], true
+	case 1:
+		if taskIDPattern.MatchString(args[0]) {
+			return args[0], "", false
+		}
+		return "", args[0], true
 	}
-	return int64(d / time.Second), nil
+	return "", "", false
 }
 
 func editRun(opts *EditOptions) error {
-	store, err := opts.Store()
+	idArg, goal, goalGiven := splitEditArgs(opts.Args)
+	store, st, err := loadTask(opts.Store, idArg)
 	if err != nil {
 		return err
 	}
-
-	var idArg, goal string
-	goalGiven := false
-	switch len(opts.Args) {
-	case 2:
-		idArg, goal, goalGiven = opts.Args[0], opts.Args[1], true
-	case 1:
-		if taskIDPattern.MatchString(opts.Args[0]) {
-			idArg = opts.Args[0]
-		} else {
-			goal, goalGiven = opts.Args[0], true
-		}
-	}
-	id, err := resolveTask(store, idArg)
-	if err != nil {
-		return err
-	}
-	st, err := store.LoadState(id)
-	if err != nil {
-		return err
-	}
+	id := st.ID
 	if st.Status == harness.StatusComplete {
 		return usageErrorf("task %s is complete, so its goal and limits can no longer change; start a new task with: grub start \"<goal>\"", id)
 	}
-
-	switch {
-	case goalGiven:
-		goal = strings.TrimSpace(goal)
-		if goal == "" {
-			return usageErrorf("the new goal is empty; give the new wording, e.g. grub edit \"add OAuth login\"")
-		}
-	case opts.Limits.Empty():
-		goal, err = editGoalInEditor(opts, id, st.Goal)
-		if err != nil {
-			return err
-		}
+	goal, err = editedGoal(opts, st, goal, goalGiven)
+	if err != nil {
+		return err
 	}
 	if goal == st.Goal {
 		if opts.Limits.Empty() {
@@ -153,7 +129,47 @@ func editRun(opts *EditOptions) error {
 		}
 		goal = ""
 	}
+	res, err := applyEdit(opts, store, id, goal)
+	if err != nil {
+		return err
+	}
+	reportEdit(opts, id, goal, res)
+	return nil
+}
 
+// editedGoal is the new goal of an edit: the one given, checked, or, when
+// neither a goal nor a limit is given, the one the user writes in their
+// editor. Without a goal but with limits, it is the current goal.
+func editedGoal(opts *EditOptions, st *harness.State, goal string, goalGiven bool) (string, error) {
+	switch {
+	case goalGiven:
+		goal = strings.TrimSpace(goal)
+		if goal == "" {
+			return "", usageErrorf("the new goal is empty; give the new wording, e.g. grub edit \"add OAuth login\"")
+		}
+		return goal, nil
+	case opts.Limits.Empty():
+		return editGoalInEditor(opts, st.ID, st.Goal)
+	}
+	return st.Goal, nil
+}
+
+// editResult is what applyEdit did.
+type editResult struct {
+	// holder is the controller that was sent the edit; nil when the edit
+	// was applied to state.json directly.
+	holder *harness.LockInfo
+	// changed reports that the idle task's state was changed.
+	changed bool
+	// oldLimits and iteration are those of the idle task before the edit.
+	oldLimits harness.Limits
+	iteration int
+}
+
+// applyEdit changes the goal (unless goal is "") and the limits of task id:
+// through control.json when a controller runs it, else in state.json,
+// logged in progress-log.md.
+func applyEdit(opts *EditOptions, store *harness.Store, id, goal string) (editResult, error) {
 	now := opts.Now()
 	var reqs []harness.ControlRequest
 	if goal != "" {
@@ -164,14 +180,15 @@ func editRun(opts *EditOptions) error {
 		reqs = append(reqs, harness.ControlRequest{Kind: harness.ControlLimits, At: now, Limits: &changes})
 	}
 	var (
-		oldGoal   string
-		oldLimits harness.Limits
-		iteration int
-		changed   bool
+		res  editResult
+		edit = harness.Edit{At: now}
 	)
+	if !opts.Limits.Empty() {
+		edit.Limits = &opts.Limits
+	}
 	holder, err := applyChange(store, id, now, taskChange{
 		Idle: func(st *harness.State) (bool, error) {
-			oldGoal, oldLimits, iteration = st.Goal, st.Limits, st.CurrentIteration
+			res.oldLimits, res.iteration = st.Limits, st.CurrentIteration
 			if st.Status == harness.StatusComplete {
 				return false, usageErrorf("task %s is complete, so its goal and limits can no longer change", id)
 			}
@@ -179,103 +196,50 @@ func editRun(opts *EditOptions) error {
 				return false, nil
 			}
 			if goal != "" {
+				edit.Goal = &harness.GoalChange{Old: st.Goal, New: goal}
 				if err := store.SetGoal(st, goal); err != nil {
 					return false, err
 				}
 			}
 			opts.Limits.Apply(&st.Limits)
-			changed = true
+			res.changed = true
 			return true, nil
 		},
 		AfterSave: func(st *harness.State) error {
-			return store.AppendProgress(id, editLogEntry(now, oldGoal, goal, oldLimits, st.Limits))
+			edit.OldLimits, edit.NewLimits = res.oldLimits, st.Limits
+			return store.AppendProgress(id, harness.EditEntry(edit))
 		},
 		Requests: reqs,
 	})
-	if err != nil {
-		return err
-	}
+	res.holder = holder
+	return res, err
+}
 
+// reportEdit tells the user what an edit did.
+func reportEdit(opts *EditOptions, id, goal string, res editResult) {
 	w := opts.IO.ErrOut
-	if holder != nil {
-		fmt.Fprintf(w, "requested edit of task %s (pid %d); it takes effect at the next turn boundary\n", id, holder.PID)
-		return nil
+	if res.holder != nil {
+		fmt.Fprintf(w, "requested edit of task %s (pid %d); it takes effect at the next turn boundary\n", id, res.holder.PID)
+		return
 	}
-	if !changed {
+	if !res.changed {
 		fmt.Fprintf(w, "task %s already has these limits; nothing changed\n", id)
-		return nil
+		return
 	}
 	if goal != "" {
 		fmt.Fprintf(w, "changed the goal of task %s; the next turn is told the objective was updated\n", id)
 	}
-	for _, line := range limitChangeLines(oldLimits, mergedLimits(oldLimits, opts.Limits)) {
+	for _, line := range harness.LimitChangeLines(res.oldLimits, mergedLimits(res.oldLimits, opts.Limits)) {
 		fmt.Fprintf(w, "task %s: %s\n", id, line)
 	}
-	if m := opts.Limits.MaxIterations; m != nil && *m <= iteration {
-		fmt.Fprintf(w, "note: task %s has already run %d iterations; grub resume will end it as failed (iteration budget spent) unless --max-iter is above %d\n", id, iteration, iteration)
+	if m := opts.Limits.MaxIterations; m != nil && *m <= res.iteration {
+		fmt.Fprintf(w, "note: task %s has already run %d iterations; grub resume will end it as failed (iteration budget spent) unless --max-iter is above %d\n", id, res.iteration, res.iteration)
 	}
-	return nil
 }
 
 func mergedLimits(l harness.Limits, c harness.LimitChanges) harness.Limits {
 	c.Apply(&l)
 	return l
-}
-
-// limitChangeLines describes each limit that differs between old and new.
-func limitChangeLines(old, new harness.Limits) []string {
-	var lines []string
-	add := func(name string, from, to string) {
-		if from != to {
-			lines = append(lines, fmt.Sprintf("%s %s → %s", name, from, to))
-		}
-	}
-	budget := func(n int64, f func(int64) string) string {
-		if n == 0 {
-			return "none"
-		}
-		return f(n)
-	}
-	add("max iterations", fmt.Sprint(old.MaxIterations), fmt.Sprint(new.MaxIterations))
-	add("max consecutive failures", fmt.Sprint(old.MaxConsecutiveFailures), fmt.Sprint(new.MaxConsecutiveFailures))
-	add("token budget", budget(old.TokenBudget, formatCount), budget(new.TokenBudget, formatCount))
-	add("time budget", budget(old.TimeBudgetSeconds, humanDuration), budget(new.TimeBudgetSeconds, humanDuration))
-	add("max initializer failures", fmt.Sprint(old.MaxInitializerFailures), fmt.Sprint(new.MaxInitializerFailures))
-	add("max blocked", fmt.Sprint(old.MaxBlocked), fmt.Sprint(new.MaxBlocked))
-	add("turn timeout", humanDuration(old.TurnTimeoutSeconds), humanDuration(new.TurnTimeoutSeconds))
-	add("init timeout", humanDuration(old.InitTimeoutSeconds), humanDuration(new.InitTimeoutSeconds))
-	return lines
-}
-
-// editLogEntry is the progress-log entry of an edit made while no
-// controller ran the task, in the style of the turn entries. newGoal is
-// empty when the goal did not change.
-func editLogEntry(now time.Time, oldGoal, newGoal string, oldLimits, newLimits harness.Limits) string {
-	var b strings.Builder
-	b.WriteString("\n## Edited by the user\n\n")
-	fmt.Fprintf(&b, "- At: %s\n", now.UTC().Format(time.RFC3339))
-	if newGoal != "" {
-		fmt.Fprintf(&b, "- Old goal: %s\n", indentMarkdown(oldGoal))
-		fmt.Fprintf(&b, "- New goal: %s\n", indentMarkdown(newGoal))
-	}
-	for _, l := range limitChangeLines(oldLimits, newLimits) {
-		fmt.Fprintf(&b, "- Limit: %s\n", l)
-	}
-	return b.String()
-}
-
-// indentMarkdown indents the lines after the first of text so that they
-// stay inside a markdown list item.
-func indentMarkdown(text string) string {
-	lines := strings.Split(strings.TrimSpace(text), "\n")
-	for i := 1; i < len(lines); i++ {
-		if l := strings.TrimRight(lines[i], " \t\r"); l != "" {
-			lines[i] = "  " + l
-		} else {
-			lines[i] = ""
-		}
-	}
-	return strings.Join(lines, "\n")
 }
 
 // editGoalInEditor lets the user edit the goal in their editor. An empty

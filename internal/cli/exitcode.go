@@ -11,7 +11,8 @@ import (
 	"github.com/grub-dev/grub/schemas"
 )
 
-// grub's exit codes (DESIGN.md section 9).
+// grub's exit codes, the same for every command that runs or shows a
+// task (grub --help lists them).
 const (
 	ExitOK          = 0   // complete; for status/list etc.: the command worked
 	ExitFailed      = 1   // failed, or an internal error

@@ -187,7 +187,7 @@ func describeChanges(c harness.LimitChanges) string {
 	return "{" + s + " }"
 }
 
-func itoa(n int64) string { return formatCount(n) }
+func itoa(n int64) string { return harness.FormatCount(n) }
 
 func TestEditorCommand(t *testing.T) {
 	tests := []struct {

@@ -11,7 +11,8 @@ import (
 	"github.com/grub-dev/grub/internal/gitx"
 )
 
-// gitCommitter commits every turn (DESIGN.md section 8).
+// gitCommitter commits the work tree after every turn, with grub's
+// message and trailers; it never pushes, resets, rebases or amends.
 type gitCommitter struct{ repo *gitx.Repo }
 
 func (g gitCommitter) Commit(ctx context.Context, c controller.Commit) error {

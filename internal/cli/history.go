@@ -69,11 +69,7 @@ type historyTurn struct {
 }
 
 func historyRun(opts *HistoryOptions) error {
-	store, err := opts.Store()
-	if err != nil {
-		return err
-	}
-	id, err := resolveTask(store, opts.ID)
+	store, id, err := openTask(opts.Store, opts.ID)
 	if err != nil {
 		return err
 	}

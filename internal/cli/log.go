@@ -50,11 +50,7 @@ shows how it grew.`,
 }
 
 func logRun(opts *LogOptions) error {
-	store, err := opts.Store()
-	if err != nil {
-		return err
-	}
-	id, err := resolveTask(store, opts.ID)
+	store, id, err := openTask(opts.Store, opts.ID)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
@@ -16,57 +15,34 @@ import (
 // schemas/, and written to w followed by a newline. Output that breaks its
 // schema is a bug in grub and is not printed.
 func writeJSON(w io.Writer, schema string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
+	data, err := encodeJSON(schema, v, true)
 	if err != nil {
-		return fmt.Errorf("internal error: encoding %s output: %v", schema, err)
+		return err
 	}
-	if err := schemas.Validate(schema, "--json output", data); err != nil {
-		// %v, not %w: a broken output document is grub's bug (exit 1), not
-		// an invalid harness file (exit 2).
-		return fmt.Errorf("internal error: output breaks schemas/%s: %v", schema, err)
-	}
-	data = append(data, '\n')
 	_, err = w.Write(data)
 	return err
 }
 
-// humanDuration renders whole seconds the way people say them: "45s",
-// "12m30s", "1h12m", "3h".
-func humanDuration(seconds int64) string {
-	if seconds < 0 {
-		seconds = 0
+// encodeJSON encodes v as writeJSON prints it, or on one line when indent
+// is false (a line of NDJSON), checked against the named schema, followed
+// by a newline.
+func encodeJSON(schema string, v any, indent bool) ([]byte, error) {
+	var data []byte
+	var err error
+	if indent {
+		data, err = json.MarshalIndent(v, "", "  ")
+	} else {
+		data, err = json.Marshal(v)
 	}
-	h, m, s := seconds/3600, seconds/60%60, seconds%60
-	switch {
-	case h > 0 && m > 0:
-		return fmt.Sprintf("%dh%dm", h, m)
-	case h > 0:
-		return fmt.Sprintf("%dh", h)
-	case m > 0 && s > 0:
-		return fmt.Sprintf("%dm%ds", m, s)
-	case m > 0:
-		return fmt.Sprintf("%dm", m)
-	default:
-		return fmt.Sprintf("%ds", s)
+	if err != nil {
+		return nil, fmt.Errorf("internal error: encoding %s output: %v", schema, err)
 	}
-}
-
-// formatCount renders n with thousands separators: 1234567 → "1,234,567".
-func formatCount(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
+	if err := schemas.Validate(schema, "--json output", data); err != nil {
+		// %v, not %w: a broken output document is grub's bug (exit 1), not
+		// an invalid harness file (exit 2).
+		return nil, fmt.Errorf("internal error: output breaks schemas/%s: %v", schema, err)
 	}
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
+	return append(data, '\n'), nil
 }
 
 // percent renders used/budget as a whole percentage.

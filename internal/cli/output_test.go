@@ -8,35 +8,6 @@ import (
 	"github.com/grub-dev/grub/schemas"
 )
 
-func TestHumanDuration(t *testing.T) {
-	tests := []struct {
-		secs int64
-		want string
-	}{
-		{-3, "0s"}, {0, "0s"}, {45, "45s"}, {60, "1m"}, {750, "12m30s"}, {3600, "1h"},
-		{4320, "1h12m"}, {4350, "1h12m"}, {10800, "3h"}, {100 * 3600, "100h"},
-	}
-	for _, tt := range tests {
-		if got := humanDuration(tt.secs); got != tt.want {
-			t.Errorf("humanDuration(%d) = %q, want %q", tt.secs, got, tt.want)
-		}
-	}
-}
-
-func TestFormatCount(t *testing.T) {
-	tests := []struct {
-		n    int64
-		want string
-	}{
-		{0, "0"}, {999, "999"}, {1000, "1,000"}, {1234567, "1,234,567"}, {-1234, "-1,234"}, {100000, "100,000"},
-	}
-	for _, tt := range tests {
-		if got := formatCount(tt.n); got != tt.want {
-			t.Errorf("formatCount(%d) = %q, want %q", tt.n, got, tt.want)
-		}
-	}
-}
-
 func TestAgo(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	tests := []struct {

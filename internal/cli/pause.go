@@ -61,11 +61,7 @@ grub resume continues a paused task.`,
 }
 
 func pauseRun(opts *PauseOptions) error {
-	store, err := opts.Store()
-	if err != nil {
-		return err
-	}
-	id, err := resolveTask(store, opts.ID)
+	store, id, err := openTask(opts.Store, opts.ID)
 	if err != nil {
 		return err
 	}

@@ -31,7 +31,8 @@ func NewCmdResume(f *Factory, runF func(*ResumeOptions) error) *cobra.Command {
 	opts := &ResumeOptions{IO: f.IO, Store: f.Store, Now: f.Now, Getenv: f.Getenv}
 	var (
 		af     agentFlags
-		limits limitChangeFlags
+		rf     runFlags
+		limits limitFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "resume [<id>] [flags]",
@@ -64,7 +65,7 @@ on; switching to another --agent starts its settings afresh.`,
 				opts.ID = args[0]
 			}
 			opts.Ctx = cmd.Context()
-			opts.JSON, opts.Heartbeat = af.JSON, af.Progress
+			opts.JSON, opts.Heartbeat = rf.JSON, rf.Heartbeat
 			changes, err := limits.changes(cmd)
 			if err != nil {
 				return err
@@ -79,6 +80,7 @@ on; switching to another --agent starts its settings afresh.`,
 	}
 	limits.register(cmd)
 	af.register(cmd)
+	rf.register(cmd)
 	return cmd
 }
 

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -22,6 +21,7 @@ import (
 	"github.com/grub-dev/grub/controller"
 	"github.com/grub-dev/grub/harness"
 	"github.com/grub-dev/grub/internal/llm"
+	"github.com/grub-dev/grub/internal/proc"
 	"github.com/grub-dev/grub/schemas"
 )
 
@@ -36,8 +36,6 @@ type agentFlags struct {
 	MaxRequests    int
 	ContextWindow  int
 	RequestTimeout time.Duration
-	JSON           bool
-	Progress       time.Duration
 }
 
 func (a *agentFlags) register(cmd *cobra.Command) {
@@ -50,8 +48,18 @@ func (a *agentFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&a.MaxRequests, "max-requests", backend.DefaultMaxRequests, "with --agent openai: the most model requests in one turn")
 	fl.IntVar(&a.ContextWindow, "context-window", backend.DefaultContextWindow, "with --agent openai: the model's context window in tokens; old tool output is elided above 80% of it")
 	fl.DurationVar(&a.RequestTimeout, "request-timeout", llm.DefaultRequestTimeout, "with --agent openai: how long one model request may take before it is retried")
-	cmd.Flags().BoolVar(&a.JSON, "json", false, "when the task stops, print its status as one JSON object (schemas/status-output.schema.json)")
-	cmd.Flags().DurationVar(&a.Progress, "heartbeat", 30*time.Second, "how often a long turn reports that it is still running")
+}
+
+// runFlags are how a command that runs a task in the foreground (start,
+// resume, answer) reports on it.
+type runFlags struct {
+	JSON      bool
+	Heartbeat time.Duration
+}
+
+func (r *runFlags) register(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&r.JSON, "json", false, "when the task stops, print its status as one JSON object (schemas/status-output.schema.json)")
+	cmd.Flags().DurationVar(&r.Heartbeat, "heartbeat", 30*time.Second, "how often a long turn reports that it is still running")
 }
 
 // apply checks the agent flags and writes those that were given (and, for
@@ -188,11 +196,12 @@ func agentProgram(s harness.Agent, root string) (string, error) {
 	if bin == "" {
 		bin = s.Kind
 	}
-	if strings.ContainsRune(bin, filepath.Separator) && !filepath.IsAbs(bin) {
-		bin = filepath.Join(root, bin)
-	}
-	path, err := exec.LookPath(bin)
+	path, err := proc.LookProgram(bin, root)
 	if err != nil {
+		var notRun *exec.Error
+		if errors.As(err, &notRun) {
+			bin = notRun.Name // as looked up: a relative path joined to root
+		}
 		product := map[string]string{"claude": "Claude Code", "codex": "the Codex CLI"}[s.Kind]
 		return "", usageErrorf("--agent %s: cannot run %s (%v): install %s or name the program with --agent-bin", s.Kind, bin, err, product)
 	}
@@ -278,77 +287,4 @@ func printFinal(o runOptions, st *harness.State) error {
 		return writeJSON(o.IO.Out, schemas.StatusOutput, newStatusOutput(v))
 	}
 	return printStatus(o.IO.Out, v, o.Now())
-}
-
-// limitChangeFlags are the flags that raise or lower the limits of an
-// existing task (edit, resume).
-type limitChangeFlags struct {
-	maxIter, maxFail, maxInitFail, maxBlocked int
-	tokenBudget                               int64
-	timeBudget, turnTimeout, initTimeout      time.Duration
-}
-
-func (l *limitChangeFlags) register(cmd *cobra.Command) {
-	fl := cmd.Flags()
-	fl.IntVar(&l.maxIter, "max-iter", 0, "set the iteration limit (turns in all, the initializer's included)")
-	fl.IntVar(&l.maxFail, "max-fail", 0, "set the limit of consecutive failed execution turns")
-	fl.IntVar(&l.maxInitFail, "max-init-fail", 0, "set the limit of consecutive failed initializer turns")
-	fl.IntVar(&l.maxBlocked, "max-blocked", 0, "set how many blocked reports in a row grub accepts as blocked")
-	fl.Int64Var(&l.tokenBudget, "token-budget", 0, "set the token budget (0 = none)")
-	fl.DurationVar(&l.timeBudget, "time-budget", 0, "set the time budget, e.g. 45m or 2h (0 = none)")
-	fl.DurationVar(&l.turnTimeout, "turn-timeout", 0, "set the longest one agent turn may run, e.g. 45m")
-	fl.DurationVar(&l.initTimeout, "init-timeout", 0, "set the longest init.sh or a verify command may run, e.g. 10m")
-}
-
-// changes returns the limits given on the command line, checked.
-func (l *limitChangeFlags) changes(cmd *cobra.Command) (harness.LimitChanges, error) {
-	var c harness.LimitChanges
-	flags := cmd.Flags()
-	for _, f := range []struct {
-		name, what string
-		v          *int
-		out        **int
-	}{
-		{"max-iter", "the iteration limit", &l.maxIter, &c.MaxIterations},
-		{"max-fail", "the consecutive-failure limit", &l.maxFail, &c.MaxConsecutiveFailures},
-		{"max-init-fail", "the initializer-failure limit", &l.maxInitFail, &c.MaxInitializerFailures},
-		{"max-blocked", "the blocked limit", &l.maxBlocked, &c.MaxBlocked},
-	} {
-		if flags.Changed(f.name) {
-			if *f.v < 1 {
-				return c, usageErrorf("--%s %d: %s must be at least 1", f.name, *f.v, f.what)
-			}
-			*f.out = f.v
-		}
-	}
-	if flags.Changed("token-budget") {
-		if l.tokenBudget < 0 {
-			return c, usageErrorf("--token-budget %d: the budget cannot be negative; 0 removes it", l.tokenBudget)
-		}
-		c.TokenBudget = &l.tokenBudget
-	}
-	if flags.Changed("time-budget") {
-		secs, err := wholeSeconds(l.timeBudget)
-		if err != nil {
-			return c, usageErrorf("--time-budget %s: %v", l.timeBudget, err)
-		}
-		c.TimeBudgetSeconds = &secs
-	}
-	for _, f := range []struct {
-		name string
-		v    time.Duration
-		out  **int64
-	}{
-		{"turn-timeout", l.turnTimeout, &c.TurnTimeoutSeconds},
-		{"init-timeout", l.initTimeout, &c.InitTimeoutSeconds},
-	} {
-		if flags.Changed(f.name) {
-			if f.v < time.Second || f.v%time.Second != 0 {
-				return c, usageErrorf("--%s %s: use whole seconds of at least 1s, e.g. 90s or 30m", f.name, f.v)
-			}
-			secs := int64(f.v / time.Second)
-			*f.out = &secs
-		}
-	}
-	return c, nil
 }

@@ -29,23 +29,8 @@ type StartOptions struct {
 	Heartbeat  time.Duration
 }
 
-// NewCmdStart builds grub start. runF, when not nil, replaces the run
-// function (tests use it to check flag parsing).
-func NewCmdStart(f *Factory, runF func(*StartOptions) error) *cobra.Command {
-	opts := &StartOptions{IO: f.IO, Store: f.Store, Now: f.Now, Getenv: f.Getenv}
-	var (
-		af                       agentFlags
-		timeBudget, turnTimeout  time.Duration
-		initTimeout              time.Duration
-		defaults                 = harness.DefaultLimits()
-		maxIter, maxFail, maxIni int
-		maxBlocked, minF, maxF   int
-		tokenBudget              int64
-	)
-	cmd := &cobra.Command{
-		Use:   `start "<goal>" [flags]`,
-		Short: "Create a task for a goal and run it until it stops",
-		Long: `Create a task for a goal in .grub/<id>/ and run it in the foreground until it
+// startLong is the long help of grub start.
+const startLong = `Create a task for a goal in .grub/<id>/ and run it in the foreground until it
 stops: complete, failed, blocked, out of budget, or paused or stopped by a
 request.
 
@@ -77,7 +62,21 @@ the existing tree first in a repository without commits, and never pushes,
 resets, rebases or amends. --no-commit turns commits off.
 
 Durations are Go durations: 90s, 45m, 2h. --turn-timeout bounds each agent
-turn; --init-timeout bounds each run of init.sh and of a verify command.`,
+turn; --init-timeout bounds each run of init.sh and of a verify command.`
+
+// NewCmdStart builds grub start. runF, when not nil, replaces the run
+// function (tests use it to check flag parsing).
+func NewCmdStart(f *Factory, runF func(*StartOptions) error) *cobra.Command {
+	opts := &StartOptions{IO: f.IO, Store: f.Store, Now: f.Now, Getenv: f.Getenv}
+	var (
+		af     agentFlags
+		rf     runFlags
+		limits = limitFlags{forNewTask: true}
+	)
+	cmd := &cobra.Command{
+		Use:   `start "<goal>" [flags]`,
+		Short: "Create a task for a goal and run it until it stops",
+		Long:  startLong,
 		Example: `  OPENAI_API_KEY=sk-… grub start "add OAuth login to the API" --model gpt-4.1
   grub start "fix the flaky tests" --base-url http://localhost:11434/v1 --model qwen2.5-coder
   grub start "add OAuth login to the API" --agent claude
@@ -93,43 +92,14 @@ turn; --init-timeout bounds each run of init.sh and of a verify command.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Goal = strings.TrimSpace(args[0])
 			opts.Ctx = cmd.Context()
-			opts.JSON, opts.Heartbeat = af.JSON, af.Progress
+			opts.JSON, opts.Heartbeat = rf.JSON, rf.Heartbeat
 			if opts.Locale != "en" && opts.Locale != "zh" {
 				return usageErrorf("--locale %q: use en or zh", opts.Locale)
 			}
-			l := harness.Limits{
-				MaxIterations: maxIter, MaxConsecutiveFailures: maxFail, MaxInitializerFailures: maxIni,
-				MaxBlocked: maxBlocked, TokenBudget: tokenBudget, MinFeatures: minF, MaxFeatures: maxF,
-			}
-			for _, c := range []struct {
-				flag string
-				v    int
-			}{{"max-iter", maxIter}, {"max-fail", maxFail}, {"max-init-fail", maxIni}, {"max-blocked", maxBlocked}, {"min-features", minF}, {"max-features", maxF}} {
-				if c.v < 1 {
-					return usageErrorf("--%s %d: must be at least 1", c.flag, c.v)
-				}
-			}
-			if minF > maxF {
-				return usageErrorf("--min-features %d is above --max-features %d", minF, maxF)
-			}
-			if tokenBudget < 0 {
-				return usageErrorf("--token-budget %d: the budget cannot be negative; 0 means none", tokenBudget)
-			}
 			var err error
-			if l.TimeBudgetSeconds, err = wholeSeconds(timeBudget); err != nil {
-				return usageErrorf("--time-budget %s: %v", timeBudget, err)
+			if opts.Limits, err = limits.limits(cmd); err != nil {
+				return err
 			}
-			for _, d := range []struct {
-				flag string
-				v    time.Duration
-				out  *int64
-			}{{"turn-timeout", turnTimeout, &l.TurnTimeoutSeconds}, {"init-timeout", initTimeout, &l.InitTimeoutSeconds}} {
-				if d.v < time.Second || d.v%time.Second != 0 {
-					return usageErrorf("--%s %s: use whole seconds of at least 1s, e.g. 90s or 30m", d.flag, d.v)
-				}
-				*d.out = int64(d.v / time.Second)
-			}
-			opts.Limits = l
 			if err := af.apply(cmd, &opts.Agent, opts.Getenv); err != nil {
 				return err
 			}
@@ -139,21 +109,13 @@ turn; --init-timeout bounds each run of init.sh and of a verify command.`,
 			return startRun(opts)
 		},
 	}
+	limits.register(cmd)
 	fl := cmd.Flags()
-	fl.IntVar(&maxIter, "max-iter", defaults.MaxIterations, "the most turns the task may take, the initializer's included")
-	fl.IntVar(&maxFail, "max-fail", defaults.MaxConsecutiveFailures, "consecutive failed execution turns that end the task as failed")
-	fl.IntVar(&maxIni, "max-init-fail", defaults.MaxInitializerFailures, "consecutive failed initializer turns that end the task as failed")
-	fl.IntVar(&maxBlocked, "max-blocked", defaults.MaxBlocked, "consecutive blocked reports before grub accepts that the task is blocked")
-	fl.Int64Var(&tokenBudget, "token-budget", 0, "tokens the task may spend (input - cached input + output); 0 = no budget")
-	fl.DurationVar(&timeBudget, "time-budget", 0, "wall-clock time the task may run, e.g. 45m or 3h; 0 = no budget")
-	fl.IntVar(&minF, "min-features", defaults.MinFeatures, "the fewest features the initializer may plan")
-	fl.IntVar(&maxF, "max-features", defaults.MaxFeatures, "the most features the initializer may plan")
-	fl.DurationVar(&turnTimeout, "turn-timeout", time.Duration(defaults.TurnTimeoutSeconds)*time.Second, "the longest one agent turn may run before its process group is killed")
-	fl.DurationVar(&initTimeout, "init-timeout", time.Duration(defaults.InitTimeoutSeconds)*time.Second, "the longest init.sh or a verify command may run")
 	fl.StringVar(&opts.Locale, "locale", "en", "language of the prompts: en or zh")
 	fl.BoolVar(&opts.NoCommit, "no-commit", false, "do not commit after every turn (in a git workspace grub commits each turn by default)")
 	fl.BoolVar(&opts.AllowDirty, "allow-dirty", false, "start even though the work tree has uncommitted changes; the first turn's commit includes them")
 	af.register(cmd)
+	rf.register(cmd)
 	return cmd
 }
 

@@ -105,18 +105,14 @@ to report yet).`,
 }
 
 func statusRun(opts *StatusOptions) error {
-	store, err := opts.Store()
-	if err != nil {
-		return err
-	}
-	id, err := resolveTask(store, opts.ID)
-	if err != nil {
-		return err
-	}
 	if opts.Watch {
+		store, id, err := openTask(opts.Store, opts.ID)
+		if err != nil {
+			return err
+		}
 		return watchStatus(opts, store, id)
 	}
-	st, err := store.LoadState(id)
+	store, st, err := loadTask(opts.Store, opts.ID)
 	if err != nil {
 		return err
 	}
@@ -235,9 +231,9 @@ func printStatus(w io.Writer, v *taskView, now time.Time) error {
 		fw.field("features", line)
 	}
 
-	tokens := formatCount(st.Usage.TokensUsed)
+	tokens := harness.FormatCount(st.Usage.TokensUsed)
 	if b := st.Limits.TokenBudget; b > 0 {
-		tokens += fmt.Sprintf(" of %s (%s)", formatCount(b), percent(st.Usage.TokensUsed, b))
+		tokens += fmt.Sprintf(" of %s (%s)", harness.FormatCount(b), percent(st.Usage.TokensUsed, b))
 	} else {
 		tokens += " (no budget)"
 	}
@@ -246,9 +242,9 @@ func printStatus(w io.Writer, v *taskView, now time.Time) error {
 	}
 	fw.field("tokens", tokens)
 
-	elapsed := humanDuration(st.Usage.TimeUsedSeconds)
+	elapsed := harness.FormatSeconds(st.Usage.TimeUsedSeconds)
 	if b := st.Limits.TimeBudgetSeconds; b > 0 {
-		elapsed += fmt.Sprintf(" of %s (%s)", humanDuration(b), percent(st.Usage.TimeUsedSeconds, b))
+		elapsed += fmt.Sprintf(" of %s (%s)", harness.FormatSeconds(b), percent(st.Usage.TimeUsedSeconds, b))
 	} else {
 		elapsed += " (no budget)"
 	}

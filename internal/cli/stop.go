@@ -57,11 +57,7 @@ still continue a stopped task.`,
 }
 
 func stopRun(opts *StopOptions) error {
-	store, err := opts.Store()
-	if err != nil {
-		return err
-	}
-	id, err := resolveTask(store, opts.ID)
+	store, id, err := openTask(opts.Store, opts.ID)
 	if err != nil {
 		return err
 	}

@@ -12,21 +12,26 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// resolveTask turns a task id argument ("" for the most recently updated
-// task, or a unique prefix of an id) into the id of an existing task. The
-// store's errors already say what to do: run grub list, or grub start.
-func resolveTask(store *harness.Store, id string) (string, error) {
-	return store.Resolve(id)
-}
-
-// loadTask opens the workspace's store, resolves id (empty: the most
-// recently updated task) and loads that task's state.
-func loadTask(open func() (*harness.Store, error), id string) (*harness.Store, *harness.State, error) {
+// openTask opens the workspace's store and resolves id ("" for the most
+// recently updated task, or a unique prefix of an id) into the id of an
+// existing task. The store's errors already say what to do: run grub list,
+// or grub start.
+func openTask(open func() (*harness.Store, error), id string) (*harness.Store, string, error) {
 	store, err := open()
 	if err != nil {
-		return nil, nil, err
+		return nil, "", err
 	}
-	if id, err = resolveTask(store, id); err != nil {
+	if id, err = store.Resolve(id); err != nil {
+		return nil, "", err
+	}
+	return store, id, nil
+}
+
+// loadTask opens the workspace's store, resolves id as openTask does and
+// loads that task's state.
+func loadTask(open func() (*harness.Store, error), id string) (*harness.Store, *harness.State, error) {
+	store, id, err := openTask(open, id)
+	if err != nil {
 		return nil, nil, err
 	}
 	st, err := store.LoadState(id)

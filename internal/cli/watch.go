@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -162,12 +161,5 @@ func loadWatchView(store *harness.Store, id string) (*taskView, error) {
 // whether the task changed. It is checked against its schema like every
 // --json output.
 func statusLine(v *taskView) ([]byte, error) {
-	data, err := json.Marshal(newStatusOutput(v))
-	if err != nil {
-		return nil, fmt.Errorf("internal error: encoding %s output: %v", schemas.StatusOutput, err)
-	}
-	if err := schemas.Validate(schemas.StatusOutput, "--json output", data); err != nil {
-		return nil, fmt.Errorf("internal error: output breaks schemas/%s: %v", schemas.StatusOutput, err)
-	}
-	return append(data, '\n'), nil
+	return encodeJSON(schemas.StatusOutput, newStatusOutput(v), false)
 }

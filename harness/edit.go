@@ -1,0 +1,137 @@
+package harness
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Edit is a change of a task's goal or limits that the user asked for
+// with grub edit.
+type Edit struct {
+	At time.Time
+	// Goal holds the goal before and after the edit; nil when the goal
+	// did not change.
+	Goal *GoalChange
+	// Limits are the limit changes asked for; nil when none were.
+	Limits *LimitChanges
+	// OldLimits and NewLimits are the task's limits before and after the
+	// edit; only the limits that differ are logged.
+	OldLimits, NewLimits Limits
+}
+
+// EditEntry is the progress-log entry of an edit. grub edit writes it when
+// it changes an idle task itself, and the controller when it applies the
+// request of a task it runs, so the log reads the same either way:
+//
+//	## Edited by the user
+//
+//	- At: 2026-03-01T12:00:00Z
+//	- Old goal: …
+//	- New goal: …
+//	- Limit: max iterations 25 → 40
+//	- New limits: {"maxIterations":40}
+//
+// The last line is the change as it was asked for, in the JSON of
+// control.json.
+func EditEntry(e Edit) string {
+	var b strings.Builder
+	b.WriteString("\n## Edited by the user\n\n")
+	fmt.Fprintf(&b, "- At: %s\n", e.At.UTC().Format(time.RFC3339))
+	if e.Goal != nil {
+		fmt.Fprintf(&b, "- Old goal: %s\n", indentListItem(e.Goal.Old))
+		fmt.Fprintf(&b, "- New goal: %s\n", indentListItem(e.Goal.New))
+	}
+	for _, l := range LimitChangeLines(e.OldLimits, e.NewLimits) {
+		fmt.Fprintf(&b, "- Limit: %s\n", l)
+	}
+	if e.Limits != nil {
+		// LimitChanges holds only numbers and pointers to them: it
+		// always encodes.
+		data, _ := json.Marshal(e.Limits)
+		fmt.Fprintf(&b, "- New limits: %s\n", data)
+	}
+	return b.String()
+}
+
+// indentListItem indents the lines after the first of text so that they
+// stay inside a markdown list item.
+func indentListItem(text string) string {
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	for i := 1; i < len(lines); i++ {
+		if l := strings.TrimRight(lines[i], " \t\r"); l != "" {
+			lines[i] = "  " + l
+		} else {
+			lines[i] = ""
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// LimitChangeLines describes each limit that differs between old and new,
+// as "token budget 2,000,000 → none".
+func LimitChangeLines(old, new Limits) []string {
+	var lines []string
+	add := func(name string, from, to string) {
+		if from != to {
+			lines = append(lines, fmt.Sprintf("%s %s → %s", name, from, to))
+		}
+	}
+	budget := func(n int64, f func(int64) string) string {
+		if n == 0 {
+			return "none"
+		}
+		return f(n)
+	}
+	add("max iterations", fmt.Sprint(old.MaxIterations), fmt.Sprint(new.MaxIterations))
+	add("max consecutive failures", fmt.Sprint(old.MaxConsecutiveFailures), fmt.Sprint(new.MaxConsecutiveFailures))
+	add("token budget", budget(old.TokenBudget, FormatCount), budget(new.TokenBudget, FormatCount))
+	add("time budget", budget(old.TimeBudgetSeconds, FormatSeconds), budget(new.TimeBudgetSeconds, FormatSeconds))
+	add("max initializer failures", fmt.Sprint(old.MaxInitializerFailures), fmt.Sprint(new.MaxInitializerFailures))
+	add("max blocked", fmt.Sprint(old.MaxBlocked), fmt.Sprint(new.MaxBlocked))
+	add("turn timeout", FormatSeconds(old.TurnTimeoutSeconds), FormatSeconds(new.TurnTimeoutSeconds))
+	add("init timeout", FormatSeconds(old.InitTimeoutSeconds), FormatSeconds(new.InitTimeoutSeconds))
+	return lines
+}
+
+// FormatSeconds renders whole seconds the way people say them: "45s",
+// "12m30s", "1h12m", "3h". It is how limits, budgets and usage are shown.
+func FormatSeconds(seconds int64) string {
+	if seconds < 0 {
+		seconds = 0
+	}
+	h, m, s := seconds/3600, seconds/60%60, seconds%60
+	switch {
+	case h > 0 && m > 0:
+		return fmt.Sprintf("%dh%dm", h, m)
+	case h > 0:
+		return fmt.Sprintf("%dh", h)
+	case m > 0 && s > 0:
+		return fmt.Sprintf("%dm%ds", m, s)
+	case m > 0:
+		return fmt.Sprintf("%dm", m)
+	default:
+		return fmt.Sprintf("%ds", s)
+	}
+}
+
+// FormatCount renders n with thousands separators: 1234567 → "1,234,567".
+// It is how token counts and budgets are shown.
+func FormatCount(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
