@@ -8,11 +8,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/grub-dev/grub/agent"
 
-	"github.com/grub-dev/grub/agent/tools"
 	"github.com/grub-dev/grub/internal/proc"
 )
 
@@ -157,7 +155,3 @@ func quoteShort(cmd string) string {
 	}
 	return strconv.Quote(cmd)
 }
-
-// formatDuration is tools.FormatDuration, under the name program.go calls
-// it by.
-func formatDuration(d time.Duration) string { return tools.FormatDuration(d) }

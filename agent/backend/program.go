@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/grub-dev/grub/agent"
+	"github.com/grub-dev/grub/agent/tools"
 
 	"github.com/grub-dev/grub/internal/proc"
 )
@@ -101,7 +102,7 @@ func runProgram(ctx context.Context, t agent.Turn, p programSpec) (proc.Result, 
 func interruptedError(ctx context.Context, name string, res proc.Result, timeout time.Duration) error {
 	switch {
 	case res.TimedOut:
-		return fmt.Errorf("%s timed out after %s: %w", name, formatDuration(timeout), agent.ErrTimeout)
+		return fmt.Errorf("%s timed out after %s: %w", name, tools.FormatDuration(timeout), agent.ErrTimeout)
 	case res.Cancelled:
 		cause := ctx.Err()
 		if cause == nil {
