@@ -19,6 +19,7 @@ var leaves = []string{
 	"agent",
 	"featurelist",
 	"internal/proc",
+	"internal/termsafe",
 	"loopstate",
 	"prompts",
 	"schemas",
