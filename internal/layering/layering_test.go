@@ -68,6 +68,7 @@ var owner = map[string]string{
 	"github.com/spf13/pflag":                   "internal/cli",
 	"github.com/fsnotify/fsnotify":             "controller",
 	"golang.org/x/sys":                         "harness",
+	"github.com/landlock-lsm/go-landlock":      "internal/sandbox",
 	"github.com/rogpeppe/go-internal":          "cmd/grub",
 }
 
