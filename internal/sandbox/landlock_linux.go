@@ -3,6 +3,7 @@ package sandbox
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -90,7 +91,7 @@ func enforce(p Policy) error {
 // temp directory must exist; a missing cache, extra path or device is
 // skipped.
 func writeRule(p Policy, path string, abi int) (landlock.Rule, error) {
-	required := path == p.Workspace || path == tempDir(os.Getenv)
+	required := path == filepath.Clean(p.Workspace) || path == filepath.Clean(tempDir(os.Getenv))
 	fi, err := os.Stat(path)
 	if err != nil {
 		if required {

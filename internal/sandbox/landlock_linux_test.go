@@ -238,7 +238,7 @@ func TestNoNetwork(t *testing.T) {
 func TestLauncherFailsClosed(t *testing.T) {
 	requireLandlock(t, MinABIFilesystem)
 	f := newFixture(t)
-	p := Policy{Mode: ModeWorkspaceWrite, Workspace: filepath.Join(f.base, "gone")}
+	p := Policy{Mode: ModeWorkspaceWrite, Workspace: filepath.Join(f.base, "gone") + "/"}
 	out, code := f.run(t, p, "sh", "-c", "echo ran")
 	if code != ExitCannotRun || strings.Contains(out, "ran") || !strings.Contains(out, "cannot apply the sandbox (mode workspace-write)") {
 		t.Errorf("exit %d, output %q; want %d and a message saying the sandbox could not be applied", code, out, ExitCannotRun)

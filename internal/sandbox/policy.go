@@ -108,7 +108,10 @@ var Devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/
 // read-only: the temp directory and the devices. off: none (nil).
 //
 // Paths are cleaned and duplicates dropped; a cache whose location cannot
-// be worked out (no $HOME) is left out.
+// be worked out (no $HOME) is left out. In workspace-write mode the
+// launcher creates missing caches before it restricts itself, so that a
+// tool's first run can use them; other missing paths, except the
+// workspace and the temp directory, are skipped.
 func (p Policy) WritablePaths() []string {
 	return p.writablePaths(os.Getenv)
 }
