@@ -19,6 +19,7 @@ var leaves = []string{
 	"agent",
 	"featurelist",
 	"internal/proc",
+	"internal/termsafe",
 	"loopstate",
 	"prompts",
 	"schemas",
@@ -67,6 +68,7 @@ var owner = map[string]string{
 	"github.com/spf13/pflag":                   "internal/cli",
 	"github.com/fsnotify/fsnotify":             "controller",
 	"golang.org/x/sys":                         "harness",
+	"github.com/landlock-lsm/go-landlock":      "internal/sandbox",
 	"github.com/rogpeppe/go-internal":          "cmd/grub",
 }
 

@@ -1,0 +1,43 @@
+// Package sandbox confines the commands grub runs for the agent, and
+// cleans the environment they get.
+//
+// The confinement is Linux's Landlock LSM. It is never applied to grub
+// itself: grub re-executes its own binary through a hidden subcommand
+// ([ExecCommand]), and that small launcher ([Main]) restricts itself and
+// then execs the command, which inherits the restriction together with
+// everything it starts. [Wrap] builds the launcher's command line from a
+// [Policy].
+//
+// Modes ([Mode]):
+//
+//   - workspace-write: reads anywhere; writes only under the paths
+//     [Policy.WritablePaths] lists (the workspace, the temp directory,
+//     the Go, npm and pip caches, a few devices, and paths the user adds).
+//   - read-only: reads anywhere; writes only to the temp directory and
+//     the devices.
+//   - off: no filesystem restriction.
+//
+// Policy.NoNetwork, in any mode, also refuses TCP connect and bind
+// (Landlock ABI 4 and later) and connections to abstract Unix sockets
+// outside the sandbox (ABI 6). It is not a complete network cut-off:
+// UDP (DNS included) is only refused from ABI 10, connecting to pathname
+// Unix sockets (a Docker or SSH agent socket) only from ABI 9, and
+// Landlock does not see Multipath TCP sockets at all, so a program that
+// asks for one (Go's net.Dialer with SetMultipathTCP) still connects
+// unless the machine disables MPTCP (sysctl net.mptcp.enabled=0).
+//
+// Reading is not restricted in any mode: credentials under $HOME (~/.ssh,
+// ~/.aws) stay readable; the environment is what ScrubEnv cleans.
+//
+// Where the kernel has no Landlock, [Resolve] turns the default mode into
+// off with one warning, and refuses an explicit request it cannot honour
+// (an error wrapping [ErrUnavailable]); the launcher itself never runs a
+// command unconfined when it was asked to confine it.
+//
+// [ScrubEnv] removes variables whose names look like secrets
+// ([SecretName]) from a command's environment.
+//
+// sandbox is the only package that imports
+// github.com/landlock-lsm/go-landlock; apart from it, it imports only the
+// standard library.
+package sandbox

@@ -1,0 +1,126 @@
+package sandbox
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+)
+
+// ExecCommand is the hidden subcommand of grub that runs the launcher:
+// `grub __sandbox-exec [policy flags] -- command [args...]`. grub's
+// command line must hand everything after it to [Main] untouched.
+const ExecCommand = "__sandbox-exec"
+
+// Exit codes of the launcher when it cannot run the command, as a shell
+// would report them. Once the command runs, its own exit code is the
+// launcher's (exec replaces the launcher).
+const (
+	// ExitCannotRun: a bad policy, a restriction that failed or a
+	// command that is not executable.
+	ExitCannotRun = 126
+	// ExitNotFound: the command is not in PATH.
+	ExitNotFound = 127
+)
+
+// Wrap returns the command line that runs argv under p: grub's own
+// executable self (from os.Executable) with the hidden subcommand, the
+// policy as flags, "--" and argv. For a policy that confines nothing (mode
+// off without NoNetwork) it returns a copy of argv unchanged.
+//
+// The launcher works out the writable paths from its own environment,
+// which is the command's: the caller sets the command's environment
+// (ScrubEnv, HOME, TMPDIR, GOCACHE) on the launcher's process.
+func Wrap(self string, p Policy, argv []string) []string {
+	if !p.Confines() {
+		return slices.Clone(argv)
+	}
+	out := []string{self, ExecCommand, "--mode=" + string(p.Mode)}
+	if p.Workspace != "" {
+		out = append(out, "--workspace="+p.Workspace)
+	}
+	for _, w := range p.Writable {
+		out = append(out, "--allow="+w)
+	}
+	if p.NoNetwork {
+		out = append(out, "--no-network")
+	}
+	out = append(out, "--")
+	return append(out, argv...)
+}
+
+// Main is the launcher, run by grub's hidden subcommand with the
+// arguments that follow it: it parses the policy Wrap wrote, restricts
+// its own process with Landlock, and execs the command (looked up in
+// PATH) in its place, with the environment it was given. It returns only
+// when it could not run the command: the message is on stderr, the exit
+// code ExitCannotRun or ExitNotFound. It never runs a command with less
+// confinement than the policy asks for.
+func Main(args []string) int { return launch(args, os.Stderr) }
+
+func launch(args []string, stderr io.Writer) int {
+	p, argv, err := parseArgs(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "grub %s: %v\n", ExecCommand, err)
+		return ExitCannotRun
+	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "grub %s: %v\n", ExecCommand, err)
+		if errors.Is(err, exec.ErrNotFound) {
+			return ExitNotFound
+		}
+		return ExitCannotRun
+	}
+	if err := enforce(p); err != nil {
+		fmt.Fprintf(stderr, "grub %s: cannot apply the sandbox (%s): %v\n", ExecCommand, describe(p), err)
+		return ExitCannotRun
+	}
+	err = execve(path, argv, os.Environ())
+	fmt.Fprintf(stderr, "grub %s: run %s: %v\n", ExecCommand, argv[0], err)
+	return ExitCannotRun
+}
+
+// parseArgs reads the flags Wrap writes and the command after them.
+func parseArgs(args []string) (Policy, []string, error) {
+	var p Policy
+	fs := flag.NewFlagSet(ExecCommand, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Func("mode", "sandbox mode", func(s string) error {
+		m, err := ParseMode(s)
+		p.Mode = m
+		return err
+	})
+	fs.StringVar(&p.Workspace, "workspace", "", "workspace")
+	fs.Func("allow", "extra writable path", func(s string) error {
+		p.Writable = append(p.Writable, s)
+		return nil
+	})
+	fs.BoolVar(&p.NoNetwork, "no-network", false, "refuse TCP connect and bind")
+	if err := fs.Parse(args); err != nil {
+		return p, nil, fmt.Errorf("bad sandbox policy: %w", err)
+	}
+	if p.Mode == "" {
+		return p, nil, errors.New("bad sandbox policy: no --mode")
+	}
+	if err := p.Validate(); err != nil {
+		return p, nil, fmt.Errorf("bad sandbox policy: %w", err)
+	}
+	argv := fs.Args()
+	if len(argv) == 0 || argv[0] == "" {
+		return p, nil, errors.New("no command to run")
+	}
+	return p, argv, nil
+}
+
+// describe names a policy in messages.
+func describe(p Policy) string {
+	s := "mode " + string(p.Mode)
+	if p.NoNetwork {
+		s += ", no network"
+	}
+	return s
+}

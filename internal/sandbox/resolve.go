@@ -1,0 +1,62 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Landlock ABI versions the policies need.
+const (
+	// MinABIFilesystem is the first Landlock ABI that restricts writes.
+	MinABIFilesystem = 1
+	// MinABINetwork is the first Landlock ABI that restricts TCP.
+	MinABINetwork = 4
+	// abiTruncate is the first ABI that restricts truncate(2); below it a
+	// command can still truncate a file it could not otherwise write.
+	abiTruncate = 3
+)
+
+// ErrUnavailable is wrapped by the error Resolve returns when the policy
+// asked for explicitly cannot be enforced on this system. It is a usage
+// error: the user asked for something this machine cannot do.
+var ErrUnavailable = errors.New("not available on this system")
+
+// Resolve decides the policy to run commands with on this system.
+// explicitMode says the mode came from the user (--sandbox or the
+// config) rather than being the default; NoNetwork is always explicit.
+//
+// Where Landlock is missing, a default mode degrades to off and warning
+// says so, once, for the caller to print; an explicit confining mode, or
+// NoNetwork without Landlock ABI 4, is an error wrapping ErrUnavailable.
+// warning also notes a known gap of an old ABI that is still enforced.
+func Resolve(p Policy, explicitMode bool) (resolved Policy, warning string, err error) {
+	abi, _ := Supported()
+	return resolve(p, explicitMode, abi)
+}
+
+func resolve(p Policy, explicitMode bool, abi int) (Policy, string, error) {
+	if err := p.Validate(); err != nil {
+		return p, "", err
+	}
+	var warning string
+	if p.Mode != ModeOff && abi < MinABIFilesystem {
+		if explicitMode {
+			return p, "", fmt.Errorf("--sandbox=%s needs Landlock (Linux 5.13 or later, enabled at boot): %w", p.Mode, ErrUnavailable)
+		}
+		warning = fmt.Sprintf("Landlock is not available here (%s); commands run without a sandbox, as with --sandbox=off", landlockMissing())
+		p.Mode = ModeOff
+	} else if p.Mode != ModeOff && abi < abiTruncate {
+		warning = fmt.Sprintf("Landlock ABI %d cannot stop truncate(2) on files outside the writable paths (ABI 3, Linux 6.2, can)", abi)
+	}
+	if p.NoNetwork && abi < MinABINetwork {
+		return p, warning, fmt.Errorf("--no-network needs Landlock ABI %d (Linux 6.7 or later); this system has %s: %w", MinABINetwork, abiName(abi), ErrUnavailable)
+	}
+	return p, warning, nil
+}
+
+func abiName(abi int) string {
+	if abi < 1 {
+		return "none"
+	}
+	return fmt.Sprintf("ABI %d", abi)
+}
