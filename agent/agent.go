@@ -57,6 +57,10 @@ type Result struct {
 	FinalMessage string
 	Usage        Usage
 	Transcript   string // path of the turn's transcript, if the backend wrote one
+	// OutputCut is how many bytes of the agent's output the backend dropped
+	// (from the middle: the start and the end are kept), so that a turn
+	// whose decision cannot be found can say the output was cut.
+	OutputCut int64
 }
 
 // Agent runs turns.

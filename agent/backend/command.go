@@ -74,7 +74,10 @@ func (c *Command) RunTurn(ctx context.Context, t agent.Turn) (agent.Result, erro
 
 	usage, usageErr := parseUsageLines(res.Stderr)
 	usage.Requests = 1
-	out := agent.Result{FinalMessage: string(res.Stdout), Usage: usage}
+	out := agent.Result{FinalMessage: finalMessage(res), Usage: usage}
+	if res.StdoutTruncated {
+		out.OutputCut = res.StdoutBytes - int64(len(res.Stdout))
+	}
 
 	if err := interruptedError(ctx, "agent command", res, t.Timeout); err != nil {
 		return out, err
@@ -86,6 +89,19 @@ func (c *Command) RunTurn(ctx context.Context, t agent.Turn) (agent.Result, erro
 		return out, fmt.Errorf("agent command %s: %w", quoteShort(c.Cmd), usageErr)
 	}
 	return out, nil
+}
+
+// finalMessage is the program's standard output; when it was longer than
+// grub keeps, its start and its end (where the decision is) with a line
+// saying how much was cut between them.
+func finalMessage(res proc.Result) string {
+	if !res.StdoutTruncated {
+		return string(res.Stdout)
+	}
+	cut := res.StdoutBytes - int64(len(res.Stdout))
+	return string(res.Stdout[:res.StdoutCutAt]) +
+		fmt.Sprintf("\n[grub: %d bytes of output cut here]\n", cut) +
+		string(res.Stdout[res.StdoutCutAt:])
 }
 
 // usageReport is the JSON of a UsageLinePrefix line.

@@ -5,6 +5,7 @@ package backend
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -290,5 +291,27 @@ func cmdAssertGone(t *testing.T, pid int) {
 			t.Fatalf("process %d is still running", pid)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestCommandHugeOutputKeepsDecision: 50 MB of output, then the decision.
+// The start and the end of the output reach the referee, with the cut
+// marked, and memory stays bounded by the capture cap.
+func TestCommandHugeOutputKeepsDecision(t *testing.T) {
+	t.Parallel()
+	turn := cmdTestTurn(t, "go")
+	cmd := `head -c 50000000 /dev/zero | tr '\0' x; echo; echo '<loop-state>{"status":"continue","summary":"s","nextStep":"n"}</loop-state>'`
+	res, err := NewCommand(cmd).RunTurn(context.Background(), turn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(res.FinalMessage, `<loop-state>{"status":"continue","summary":"s","nextStep":"n"}</loop-state>`+"\n") {
+		t.Errorf("the decision at the end was lost")
+	}
+	if res.OutputCut <= 0 || !strings.Contains(res.FinalMessage, fmt.Sprintf("[grub: %d bytes of output cut here]", res.OutputCut)) {
+		t.Errorf("OutputCut %d, and the message does not say so", res.OutputCut)
+	}
+	if len(res.FinalMessage) > 9<<20 {
+		t.Errorf("kept %d bytes", len(res.FinalMessage))
 	}
 }

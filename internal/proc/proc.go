@@ -46,9 +46,9 @@ type Spec struct {
 	// Timeout ends the command's whole process group when it expires; zero
 	// means no timeout.
 	Timeout time.Duration
-	// MaxOutput caps the stdout bytes kept in Result.Stdout (the head is
-	// kept) and, separately, the stderr bytes kept in Result.Stderr. Zero
-	// means DefaultMaxOutput.
+	// MaxOutput caps the stdout bytes kept in Result.Stdout (the head and
+	// the tail are kept, the middle dropped) and, separately, the stderr
+	// bytes kept in Result.Stderr. Zero means DefaultMaxOutput.
 	MaxOutput int
 	// TailBytes is the size of Result.Tail. Zero means DefaultTailBytes.
 	TailBytes int
@@ -73,16 +73,21 @@ type Result struct {
 	TimedOut bool
 	// Cancelled reports that ctx was done and the group was killed.
 	Cancelled bool
-	// Stdout holds the first MaxOutput bytes of standard output.
+	// Stdout holds standard output, or, when it was longer than MaxOutput,
+	// its first MaxOutput/2 bytes followed by its last MaxOutput/2 (rounded
+	// so that MaxOutput bytes are kept): a program's last words count.
 	Stdout []byte
-	// StdoutTruncated reports that standard output was longer than Stdout.
+	// StdoutTruncated reports that standard output was longer than Stdout;
+	// the dropped bytes were at offset StdoutCutAt of Stdout.
 	StdoutTruncated bool
+	StdoutCutAt     int
 	// StdoutBytes is the total number of bytes written to standard output.
 	StdoutBytes int64
-	// Stderr holds the first MaxOutput bytes of standard error.
-	Stderr []byte
-	// StderrTruncated reports that standard error was longer than Stderr.
+	// Stderr, StderrTruncated and StderrCutAt are the same for standard
+	// error.
+	Stderr          []byte
 	StderrTruncated bool
+	StderrCutAt     int
 	// Tail is the last TailBytes of stdout and stderr combined in arrival
 	// order, as valid UTF-8.
 	Tail string
@@ -129,7 +134,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		cmd.Env = append(os.Environ(), s.Env...)
 	}
 	cmd.Stdin = s.Stdin
-	tail := &tailBuffer{max: tailN}
+	tail := newTailBuffer(tailN)
 	stdout := &capture{max: maxOut, tail: tail, tee: s.Stdout}
 	stderr := &capture{max: maxOut, tail: tail}
 	cmd.Stdout = stdout
@@ -178,15 +183,13 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	<-stopped
 
 	res := Result{
-		Stdout:          stdout.buf,
-		StdoutTruncated: stdout.truncated,
-		StdoutBytes:     stdout.total,
-		Stderr:          stderr.buf,
-		StderrTruncated: stderr.truncated,
-		Tail:            TailString(tail.bytes(), tailN),
-		Pgid:            pgid,
-		Duration:        time.Since(start),
+		StdoutBytes: stdout.total,
+		Tail:        TailString(tail.bytes(), tailN),
+		Pgid:        pgid,
+		Duration:    time.Since(start),
 	}
+	res.Stdout, res.StdoutTruncated, res.StdoutCutAt = stdout.result()
+	res.Stderr, res.StderrTruncated, res.StderrCutAt = stderr.result()
 	switch {
 	case timedOut:
 		res.TimedOut, res.ExitCode = true, -1
@@ -229,14 +232,17 @@ func TailString(b []byte, n int) string {
 	return strings.ToValidUTF8(string(b), "\uFFFD")
 }
 
-// capture keeps the head of one output stream up to max bytes, feeds the
-// shared tail and copies to an optional tee. Each capture is written by one
-// goroutine of os/exec and read only after Cmd.Wait returned.
+// capture keeps the head and the tail of one output stream, max bytes in
+// all (the first half of the cap for the head, the rest for the tail), feeds
+// the shared tail and copies to an optional tee. Keeping the end matters: a
+// program's last words (an agent's decision, a summary) come last. Each
+// capture is written by one goroutine of os/exec and read only after
+// Cmd.Wait returned.
 type capture struct {
 	max       int
-	buf       []byte
+	buf       []byte // everything while it fits; then the head
+	end       *ring  // the tail, once the output is longer than max
 	total     int64
-	truncated bool
 	tail      *tailBuffer
 	tee       io.Writer
 	teeFailed bool
@@ -246,11 +252,24 @@ type capture struct {
 // output is always drained.
 func (c *capture) Write(p []byte) (int, error) {
 	c.total += int64(len(p))
-	if room := c.max - len(c.buf); room >= len(p) {
+	switch {
+	case c.end != nil:
+		c.end.write(p)
+	case len(c.buf)+len(p) <= c.max:
 		c.buf = append(c.buf, p...)
-	} else {
-		c.buf = append(c.buf, p[:max(room, 0)]...)
-		c.truncated = true
+	default:
+		keepHead := c.max - c.max/2
+		c.end = newRing(c.max / 2)
+		rest := p
+		if len(c.buf) > keepHead {
+			c.end.write(c.buf[keepHead:])
+			c.buf = c.buf[:keepHead]
+		} else {
+			n := keepHead - len(c.buf)
+			c.buf = append(c.buf, p[:n]...)
+			rest = p[n:]
+		}
+		c.end.write(rest)
 	}
 	c.tail.write(p)
 	if c.tee != nil && !c.teeFailed {
@@ -261,28 +280,69 @@ func (c *capture) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// result returns what was kept, whether bytes were dropped and, if so, the
+// offset in the kept bytes where they were dropped.
+func (c *capture) result() (kept []byte, truncated bool, cutAt int) {
+	if c.end == nil {
+		return c.buf, false, 0
+	}
+	return append(c.buf, c.end.bytes()...), true, len(c.buf)
+}
+
+// ring keeps the last len(buf) bytes written to it in constant memory.
+type ring struct {
+	buf  []byte
+	next int  // where the next byte goes
+	full bool // buf has wrapped at least once
+}
+
+func newRing(n int) *ring { return &ring{buf: make([]byte, n)} }
+
+func (r *ring) write(p []byte) {
+	n := len(r.buf)
+	if n == 0 {
+		return
+	}
+	if len(p) >= n {
+		copy(r.buf, p[len(p)-n:])
+		r.next, r.full = 0, true
+		return
+	}
+	k := copy(r.buf[r.next:], p)
+	if k < len(p) {
+		copy(r.buf, p[k:])
+		r.full = true
+	}
+	r.next = (r.next + len(p)) % n
+	if r.next == 0 && len(p) > 0 {
+		r.full = true
+	}
+}
+
+// bytes returns the kept bytes in the order they were written.
+func (r *ring) bytes() []byte {
+	if !r.full {
+		return append([]byte(nil), r.buf[:r.next]...)
+	}
+	return append(append([]byte(nil), r.buf[r.next:]...), r.buf[:r.next]...)
+}
+
 // tailBuffer keeps the last max bytes written to it, from any goroutine.
 type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
+	mu   sync.Mutex
+	ring *ring
 }
+
+func newTailBuffer(n int) *tailBuffer { return &tailBuffer{ring: newRing(n)} }
 
 func (t *tailBuffer) write(p []byte) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(p) >= t.max {
-		t.buf = append(t.buf[:0], p[len(p)-t.max:]...)
-		return
-	}
-	if over := len(t.buf) + len(p) - t.max; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
-	}
-	t.buf = append(t.buf, p...)
+	t.ring.write(p)
 }
 
 func (t *tailBuffer) bytes() []byte {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.buf
+	return t.ring.bytes()
 }
