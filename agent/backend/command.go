@@ -74,7 +74,7 @@ func (c *Command) RunTurn(ctx context.Context, t agent.Turn) (agent.Result, erro
 
 	usage, usageErr := parseUsageLines(res.Stderr)
 	usage.Requests = 1
-	out := agent.Result{FinalMessage: finalMessage(res), Usage: usage}
+	out := agent.Result{FinalMessage: stdoutMessage(res), Usage: usage}
 	if res.StdoutTruncated {
 		out.OutputCut = res.StdoutBytes - int64(len(res.Stdout))
 	}
@@ -91,10 +91,10 @@ func (c *Command) RunTurn(ctx context.Context, t agent.Turn) (agent.Result, erro
 	return out, nil
 }
 
-// finalMessage is the program's standard output; when it was longer than
+// stdoutMessage is the program's standard output; when it was longer than
 // grub keeps, its start and its end (where the decision is) with a line
 // saying how much was cut between them.
-func finalMessage(res proc.Result) string {
+func stdoutMessage(res proc.Result) string {
 	if !res.StdoutTruncated {
 		return string(res.Stdout)
 	}
