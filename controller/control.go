@@ -9,6 +9,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/grub-dev/grub/harness"
+	"github.com/grub-dev/grub/loopstate"
 )
 
 // applyControl takes the requests other grub processes left in control.json
@@ -41,7 +42,7 @@ func (c *Controller) apply(reqs []harness.ControlRequest) (Stop, bool) {
 			if r.Limits != nil {
 				r.Limits.Apply(&c.st.Limits)
 				changed, _ := json.Marshal(r.Limits)
-				c.appendLog(logEntry{decision: "edit", summary: "limits changed by the user", note: "New limits: " + string(changed)})
+				c.appendLog(logEntry{decision: loopstate.Edit, summary: "limits changed by the user", note: "New limits: " + string(changed)})
 				c.say("limits changed by user request")
 			}
 		case harness.ControlSteer:
@@ -66,7 +67,7 @@ func (c *Controller) editGoal(goal string) {
 	if err := c.store.SetGoal(c.st, goal); err != nil {
 		c.say("could not write the new goal into the feature list: %v", err)
 	}
-	c.appendLog(logEntry{decision: "edit", summary: "objective updated by the user",
+	c.appendLog(logEntry{decision: loopstate.Edit, summary: "objective updated by the user",
 		note: fmt.Sprintf("Old goal: %s\nNew goal: %s", old, goal)})
 	c.say("goal updated")
 }
@@ -125,22 +126,25 @@ func (c *Controller) checkPauseNow() {
 	}
 }
 
-// heartbeat reports a long turn every Heartbeat until stopped.
+// heartbeat reports a long turn every Heartbeat until stopped. stop
+// returns once the reporting goroutine has ended, so that no report follows
+// the end of the turn.
 func (c *Controller) heartbeat(feature string) (stop func()) {
-	done := make(chan struct{})
+	done, exited := make(chan struct{}), make(chan struct{})
 	start := c.now()
 	iter := c.st.CurrentIteration
+	ticks, stopTicker := c.clock.NewTicker(c.opts.Heartbeat)
 	go func() {
-		t := time.NewTicker(c.opts.Heartbeat)
-		defer t.Stop()
+		defer close(exited)
+		defer stopTicker()
 		for {
 			select {
 			case <-done:
 				return
-			case <-t.C:
+			case <-ticks:
 				c.say("turn %d still running (%s%s)", iter, c.now().Sub(start).Round(time.Second), featureSuffix(feature))
 			}
 		}
 	}()
-	return func() { close(done) }
+	return func() { close(done); <-exited }
 }
