@@ -56,7 +56,7 @@ func newTask(t *testing.T, mutate func(*harness.State)) *run {
 		t.Fatal(err)
 	}
 	st := &harness.State{Goal: "make marker files", Locale: "en", Status: harness.StatusRunning,
-		Phase: harness.PhaseInitializer, Limits: harness.DefaultLimits(), Agent: harness.Agent{Kind: "command"}}
+		Phase: harness.PhaseInitializer, Limits: harness.DefaultLimits(), Agent: harness.Agent{Kind: harness.AgentCommand}}
 	st.Limits.MinFeatures = 2
 	st.Limits.InitTimeoutSeconds = 20
 	st.Limits.TurnTimeoutSeconds = 60
@@ -111,7 +111,7 @@ func TestHonestAgentCompletes(t *testing.T) {
 	if n := len(r.commits.commits); n != 4 {
 		t.Errorf("%d commits, want one per turn", n)
 	}
-	if c := r.commits.last(); c.Status != "complete" || c.Feature != "feature-3" || c.Summary != "implemented feature-3" {
+	if c := r.commits.last(); c.Status != string(harness.StatusComplete) || c.Feature != "feature-3" || c.Summary != "implemented feature-3" {
 		t.Errorf("last commit %+v", c)
 	}
 	if st.AwaitingTurn || st.ConsecutiveFailures != 0 {
@@ -278,7 +278,7 @@ func TestSignalLeavesTaskPausedAndResumable(t *testing.T) {
 	if err != ErrInterrupted {
 		t.Fatalf("err = %v, want ErrInterrupted", err)
 	}
-	if st.Status != harness.StatusPaused || st.AwaitingTurn || st.LastDecision.Status != "cancelled" {
+	if st.Status != harness.StatusPaused || st.AwaitingTurn || st.LastDecision.Status != loopstate.Cancelled {
 		t.Fatalf("state after signal: %s awaiting=%v decision=%+v", st.Status, st.AwaitingTurn, st.LastDecision)
 	}
 	st, err = r.run(context.Background(), "-features 2", harness.LimitChanges{})
