@@ -40,7 +40,7 @@ func (c *Controller) apply(reqs []harness.ControlRequest) (Stop, bool) {
 			if r.Limits != nil {
 				old := c.st.Limits
 				r.Limits.Apply(&c.st.Limits)
-				c.logEdit(harness.Edit{At: c.now(), Limits: r.Limits, OldLimits: old, NewLimits: c.st.Limits})
+				c.logEdit(harness.Edit{At: c.now(), OldLimits: old, NewLimits: c.st.Limits})
 				c.say("limits changed by user request")
 			}
 		case harness.ControlSteer:
@@ -131,22 +131,25 @@ func (c *Controller) checkPauseNow() {
 	}
 }
 
-// heartbeat reports a long turn every Heartbeat until stopped.
+// heartbeat reports a long turn every Heartbeat until stopped. stop
+// returns once the reporting goroutine has ended, so that no report follows
+// the end of the turn.
 func (c *Controller) heartbeat(feature string) (stop func()) {
-	done := make(chan struct{})
+	done, exited := make(chan struct{}), make(chan struct{})
 	start := c.now()
 	iter := c.st.CurrentIteration
+	ticks, stopTicker := c.clock.NewTicker(c.opts.Heartbeat)
 	go func() {
-		t := time.NewTicker(c.opts.Heartbeat)
-		defer t.Stop()
+		defer close(exited)
+		defer stopTicker()
 		for {
 			select {
 			case <-done:
 				return
-			case <-t.C:
+			case <-ticks:
 				c.say("turn %d still running (%s%s)", iter, c.now().Sub(start).Round(time.Second), featureSuffix(feature))
 			}
 		}
 	}()
-	return func() { close(done) }
+	return func() { close(done); <-exited }
 }

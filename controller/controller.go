@@ -12,9 +12,10 @@ import (
 	"github.com/grub-dev/grub/agent"
 	"github.com/grub-dev/grub/harness"
 	"github.com/grub-dev/grub/internal/proc"
+	"github.com/grub-dev/grub/loopstate"
 )
 
-// Committer records a finished turn in version control (DESIGN.md section 8).
+// Committer records a finished turn in version control (one commit per turn).
 type Committer interface {
 	Commit(ctx context.Context, c Commit) error
 }
@@ -43,7 +44,10 @@ type Options struct {
 	Committer Committer      // nil: no commits
 	Changes   ChangeDetector // nil: a fingerprint of the workspace files
 	Progress  io.Writer      // live progress lines; nil discards them
-	Now       func() time.Time
+	// Clock is the run's time source; nil means the wall clock, read
+	// through Now if that is set.
+	Clock Clock
+	Now   func() time.Time
 	// Heartbeat is how often a long turn reports that it is still running
 	// (default 30s).
 	Heartbeat time.Duration
@@ -57,12 +61,32 @@ const interruptedReason = "interrupted by a signal"
 // left paused and can be resumed.
 var ErrInterrupted = errors.New("interrupted: task paused, run grub resume to continue")
 
+// Clock tells the time and ticks: the wall clock, or a fake that tests
+// move by hand so that budgets and heartbeats run without waiting.
+type Clock interface {
+	Now() time.Time
+	// NewTicker sends the time on the channel every d until stop is
+	// called.
+	NewTicker(d time.Duration) (ticks <-chan time.Time, stop func())
+}
+
+// wallClock is the real Clock.
+type wallClock struct{ now func() time.Time }
+
+func (w wallClock) Now() time.Time { return w.now() }
+
+func (wallClock) NewTicker(d time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTicker(d)
+	return t.C, t.Stop
+}
+
 // Controller runs one task until it stops.
 type Controller struct {
 	opts     Options
 	store    *harness.Store
 	st       *harness.State
 	lock     *harness.Lock
+	clock    Clock
 	now      func() time.Time
 	progress io.Writer
 	changes  ChangeDetector
@@ -85,6 +109,9 @@ func Run(ctx context.Context, o Options) (*harness.State, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.Clock == nil {
+		o.Clock = wallClock{o.Now}
+	}
 	if o.Progress == nil {
 		o.Progress = io.Discard
 	}
@@ -97,7 +124,7 @@ func Run(ctx context.Context, o Options) (*harness.State, error) {
 	}
 	defer lock.Release()
 
-	c := &Controller{opts: o, store: o.Store, lock: lock, now: o.Now, progress: o.Progress, changes: o.Changes}
+	c := &Controller{opts: o, store: o.Store, lock: lock, clock: o.Clock, now: o.Clock.Now, progress: o.Progress, changes: o.Changes}
 	if c.changes == nil {
 		c.changes = &treeFingerprint{root: o.Store.Root}
 	}
@@ -169,13 +196,11 @@ func (c *Controller) recoverUnknownTurn() {
 	st := c.st
 	st.AwaitingTurn = false
 	st.TurnStartedAt = nil
-	st.LastDecision = &harness.Decision{
-		Status:    "unknown",
-		Summary:   "the runner stopped during this turn; its outcome is unknown",
-		Iteration: st.CurrentIteration,
-	}
+	d := harness.NewDecision(loopstate.Unknown, "the runner stopped during this turn; its outcome is unknown")
+	d.Iteration = st.CurrentIteration
+	st.LastDecision = &d
 	st.Pending.RecoveredUnknownTurn = true
-	c.appendLog(logEntry{decision: "unknown", summary: "grub stopped during this turn (crash or kill); its outcome is unknown and it is not replayed"})
+	c.appendLog(logEntry{decision: loopstate.Unknown, summary: "grub stopped during this turn (crash or kill); its outcome is unknown and it is not replayed"})
 	c.say("turn %d was interrupted by a crash; recorded as unknown", st.CurrentIteration)
 }
 
@@ -195,19 +220,7 @@ func (c *Controller) loop(ctx context.Context) (*harness.State, error) {
 		// recorded, so that its log entry and commit carry the final status.
 		c.account()
 		interrupted := ctx.Err() != nil
-		var stop *Stop
-		switch {
-		case interrupted:
-			stop = &Stop{harness.StatusPaused, interruptedReason}
-		case out.stop != nil:
-			stop = out.stop
-		case c.st.Status == harness.StatusComplete:
-			stop = &Stop{harness.StatusComplete, "every feature passes and init.sh passes"}
-		default:
-			if s, ok := firstStop(c.st, afterTurnRules); ok {
-				stop = &s
-			}
-		}
+		stop := turnEnd(c.st, out, interrupted)
 		if stop != nil {
 			c.st.Status, c.st.StopReason = stop.Status, stop.Reason
 		}

@@ -4,47 +4,25 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/grub-dev/grub/agent/backend"
+	"github.com/grub-dev/grub/agent"
 
-	"github.com/grub-dev/grub/featurelist"
 	"github.com/grub-dev/grub/harness"
 	"github.com/grub-dev/grub/internal/fakeagent"
-	"github.com/grub-dev/grub/internal/proc"
+	"github.com/grub-dev/grub/loopstate"
 )
-
-// The test binary doubles as the fake agent program: with GRUB_FAKEAGENT
-// set it runs fakeagent.Main instead of the tests.
-func TestMain(m *testing.M) {
-	if os.Getenv("GRUB_FAKEAGENT") == "1" {
-		os.Exit(fakeagent.Main())
-	}
-	os.Exit(m.Run())
-}
-
-// fakeCmd is an --agent-cmd running this test binary as the fake agent.
-func fakeCmd(t *testing.T, args string) string {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Without atexit_sleep_ms=0 a -race binary sleeps a second at exit.
-	return "GRUB_FAKEAGENT=1 GORACE=atexit_sleep_ms=0 " + proc.ShellQuote(exe) + " " + args
-}
 
 type run struct {
 	t       *testing.T
 	store   *harness.Store
 	id      string
+	clock   *fakeClock
 	stderr  bytes.Buffer
 	commits recorder
 }
@@ -78,7 +56,7 @@ func newTask(t *testing.T, mutate func(*harness.State)) *run {
 		t.Fatal(err)
 	}
 	st := &harness.State{Goal: "make marker files", Locale: "en", Status: harness.StatusRunning,
-		Phase: harness.PhaseInitializer, Limits: harness.DefaultLimits(), Agent: harness.Agent{Kind: "command"}}
+		Phase: harness.PhaseInitializer, Limits: harness.DefaultLimits(), Agent: harness.Agent{Kind: harness.AgentCommand}}
 	st.Limits.MinFeatures = 2
 	st.Limits.InitTimeoutSeconds = 20
 	st.Limits.TurnTimeoutSeconds = 60
@@ -88,11 +66,27 @@ func newTask(t *testing.T, mutate func(*harness.State)) *run {
 	if err := store.Create(st); err != nil {
 		t.Fatal(err)
 	}
-	return &run{t: t, store: store, id: st.ID}
+	return &run{t: t, store: store, id: st.ID, clock: newFakeClock()}
 }
 
+// agent is the in-process fake agent playing agentArgs (its program's
+// flags) on the task's fake clock.
+func (r *run) agent(agentArgs string) *fakeagent.Agent {
+	a, err := fakeagent.New(strings.Fields(agentArgs)...)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	a.After = r.clock.After
+	return a
+}
+
+// run runs the task with the in-process fake agent playing agentArgs.
 func (r *run) run(ctx context.Context, agentArgs string, lim harness.LimitChanges) (*harness.State, error) {
-	return Run(ctx, Options{Store: r.store, TaskID: r.id, Agent: backend.NewCommand(fakeCmd(r.t, agentArgs)),
+	return r.runAgent(ctx, r.agent(agentArgs), lim)
+}
+
+func (r *run) runAgent(ctx context.Context, a agent.Agent, lim harness.LimitChanges) (*harness.State, error) {
+	return Run(ctx, Options{Store: r.store, TaskID: r.id, Agent: a, Clock: r.clock,
 		Progress: &r.stderr, Limits: lim, Heartbeat: time.Hour, Committer: &r.commits})
 }
 
@@ -117,7 +111,7 @@ func TestHonestAgentCompletes(t *testing.T) {
 	if n := len(r.commits.commits); n != 4 {
 		t.Errorf("%d commits, want one per turn", n)
 	}
-	if c := r.commits.last(); c.Status != "complete" || c.Feature != "feature-3" || c.Summary != "implemented feature-3" {
+	if c := r.commits.last(); c.Status != string(harness.StatusComplete) || c.Feature != "feature-3" || c.Summary != "implemented feature-3" {
 		t.Errorf("last commit %+v", c)
 	}
 	if st.AwaitingTurn || st.ConsecutiveFailures != 0 {
@@ -250,26 +244,12 @@ func TestIterationBudgetThenResumeCompletes(t *testing.T) {
 	}
 }
 
-func TestTurnTimeoutKillsHungAgent(t *testing.T) {
-	t.Parallel()
-	r := newTask(t, func(st *harness.State) {
-		st.Limits.TurnTimeoutSeconds = 5
-		st.Limits.MaxConsecutiveFailures = 1
-	})
-	st, err := r.run(context.Background(), "-features 2 -plan 2:hang", harness.LimitChanges{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Status != harness.StatusFailed || !strings.Contains(st.LastError, "timed out") {
-		t.Fatalf("status %s, last error %q", st.Status, st.LastError)
-	}
-	assertGone(t, filepath.Join(r.store.Root, "hang.pid"))
-}
-
 func TestTimeBudgetEndsTask(t *testing.T) {
 	t.Parallel()
 	r := newTask(t, func(st *harness.State) { st.Limits.TimeBudgetSeconds = 6 })
-	st, err := r.run(context.Background(), "-features 2 -plan 2:hang", harness.LimitChanges{})
+	a := r.agent("-features 2 -plan 2:hang")
+	a.OnWait = func(agent.Turn) { r.clock.Advance(6 * time.Second) }
+	st, err := r.runAgent(context.Background(), a, harness.LimitChanges{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,48 +262,29 @@ func TestTimeBudgetEndsTask(t *testing.T) {
 	if c := r.commits.last(); c.Iteration != 2 || c.Status != string(harness.StatusBudgetLimited) {
 		t.Errorf("last commit %+v, want turn 2 committed with the final status budget_limited", c)
 	}
-	assertGone(t, filepath.Join(r.store.Root, "hang.pid"))
+	if d := st.LastDecision; d.Status != loopstate.Cancelled || d.Summary != "stopped when the time budget ran out" {
+		t.Errorf("decision %+v, want the turn cancelled by the time budget", d)
+	}
 }
 
 func TestSignalLeavesTaskPausedAndResumable(t *testing.T) {
 	t.Parallel()
 	r := newTask(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		waitFile(t, filepath.Join(r.store.Root, "hang.pid"))
-		cancel()
-	}()
-	st, err := r.run(ctx, "-features 2 -plan 2:hang", harness.LimitChanges{})
+	defer cancel()
+	a := r.agent("-features 2 -plan 2:hang")
+	a.OnWait = func(agent.Turn) { cancel() }
+	st, err := r.runAgent(ctx, a, harness.LimitChanges{})
 	if err != ErrInterrupted {
 		t.Fatalf("err = %v, want ErrInterrupted", err)
 	}
-	if st.Status != harness.StatusPaused || st.AwaitingTurn || st.LastDecision.Status != "cancelled" {
+	if st.Status != harness.StatusPaused || st.AwaitingTurn || st.LastDecision.Status != loopstate.Cancelled {
 		t.Fatalf("state after signal: %s awaiting=%v decision=%+v", st.Status, st.AwaitingTurn, st.LastDecision)
 	}
-	assertGone(t, filepath.Join(r.store.Root, "hang.pid"))
 	st, err = r.run(context.Background(), "-features 2", harness.LimitChanges{})
 	if err != nil || st.Status != harness.StatusComplete {
 		t.Fatalf("resume: %v %v", st.Status, err)
 	}
-}
-
-func TestPauseNowCancelsTurn(t *testing.T) {
-	t.Parallel()
-	r := newTask(t, nil)
-	go func() {
-		waitFile(t, filepath.Join(r.store.Root, "hang.pid"))
-		if err := r.store.AppendControl(r.id, harness.ControlRequest{Kind: harness.ControlPauseNow}); err != nil {
-			t.Error(err)
-		}
-	}()
-	st, err := r.run(context.Background(), "-features 2 -plan 2:hang", harness.LimitChanges{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Status != harness.StatusPaused || st.LastDecision.Status != "cancelled" {
-		t.Fatalf("status %s decision %+v", st.Status, st.LastDecision)
-	}
-	assertGone(t, filepath.Join(r.store.Root, "hang.pid"))
 }
 
 func TestControlAtTurnBoundary(t *testing.T) {
@@ -354,93 +315,6 @@ func TestControlAtTurnBoundary(t *testing.T) {
 	}
 }
 
-func assertGone(t *testing.T, pidFile string) {
-	t.Helper()
-	data, err := os.ReadFile(pidFile)
-	if err != nil {
-		t.Fatalf("the hung agent never started: %v", err)
-	}
-	pid := strings.TrimSpace(string(data))
-	for i := 0; i < 100; i++ {
-		if _, err := os.Stat("/proc/" + pid); err != nil {
-			return
-		}
-		if b, _ := os.ReadFile("/proc/" + pid + "/stat"); strings.Contains(string(b), ") Z ") {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("agent process %s is still running", pid)
-}
-
-func waitFile(t *testing.T, path string) {
-	for i := 0; i < 600; i++ {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Errorf("%s never appeared", path)
-}
-
-func TestRecoveryAfterRunnerDiedMidTurn(t *testing.T) {
-	t.Parallel()
-	r := newTask(t, func(st *harness.State) { st.Limits.MaxIterations = 2 })
-	st, err := r.run(context.Background(), "-features 2", harness.LimitChanges{})
-	if err != nil || st.FeatureListBaseline.Passing() != 1 {
-		t.Fatalf("setup run: %v %v", st, err)
-	}
-	// Fake the aftermath of kill -9 during turn 3: state says awaiting, the
-	// lock file names the agent's process group, which still runs, and the
-	// agent had already finished feature-2 legally.
-	orphan := exec.Command("sleep", "300")
-	orphan.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := orphan.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer orphan.Process.Kill()
-	exited := make(chan struct{})
-	go func() { orphan.Wait(); close(exited) }()
-	host, _ := os.Hostname()
-	lockInfo := fmt.Sprintf(`{"pid":999999,"host":%q,"startedAt":"2026-01-01T00:00:00Z","agentPgid":%d}`, host, orphan.Process.Pid)
-	if err := os.WriteFile(r.store.Path(r.id, harness.FileLock), []byte(lockInfo), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	st.Status, st.AwaitingTurn, st.CurrentIteration = harness.StatusRunning, true, 3
-	st.Limits.MaxIterations = 10
-	if err := r.store.SaveState(st); err != nil {
-		t.Fatal(err)
-	}
-	list := *st.FeatureListBaseline
-	list.Features = append([]featurelist.Feature(nil), list.Features...)
-	ev := "created feature-2.done"
-	list.Features[1].Passes, list.Features[1].Evidence = true, &ev
-	os.WriteFile(filepath.Join(r.store.Root, "feature-2.done"), nil, 0o644)
-	if err := featurelist.Restore(r.store.Path(r.id, harness.FileFeatureList), &list); err != nil {
-		t.Fatal(err)
-	}
-
-	st, err = r.run(context.Background(), "-features 2", harness.LimitChanges{})
-	if err != nil || st.Status != harness.StatusComplete {
-		t.Fatalf("resume: %v %v %s\n%s", st.Status, err, st.StopReason, r.stderr.String())
-	}
-	select {
-	case <-exited:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the agent left by the dead runner was not ended")
-	}
-	if !strings.Contains(r.log(), "outcome is unknown") {
-		t.Errorf("unknown turn not logged:\n%s", r.log())
-	}
-	prompt, _ := os.ReadFile(filepath.Join(r.store.Dir(r.id), "turns", "0004.prompt.md"))
-	if !strings.Contains(string(prompt), "unknown") {
-		t.Errorf("turn 4's prompt does not mention the unknown turn")
-	}
-	if st.CurrentIteration != 4 {
-		t.Errorf("iteration %d: the verified flip from the dead turn should have been kept, leaving one turn to finish", st.CurrentIteration)
-	}
-}
-
 func TestSecondRunnerIsRefused(t *testing.T) {
 	t.Parallel()
 	r := newTask(t, nil)
@@ -460,13 +334,19 @@ func TestHeartbeatDuringLongTurn(t *testing.T) {
 	t.Parallel()
 	r := newTask(t, nil)
 	var progress syncBuffer
-	st, err := Run(context.Background(), Options{Store: r.store, TaskID: r.id,
-		Agent: backend.NewCommand(fakeCmd(t, "-features 2 -plan 2:slow")), Progress: &progress, Heartbeat: 100 * time.Millisecond})
+	a := r.agent("-features 2 -plan 2:slow -sleep 1s")
+	a.OnWait = func(agent.Turn) { r.clock.Advance(time.Second) }
+	st, err := Run(context.Background(), Options{Store: r.store, TaskID: r.id, Clock: r.clock,
+		Agent: a, Progress: &progress, Heartbeat: 100 * time.Millisecond})
 	if err != nil || st.Status != harness.StatusComplete {
 		t.Fatalf("%v %v", st.Status, err)
 	}
 	out := progress.String()
-	for _, want := range []string{"turn 2/25 started: execution, feature feature-1", "turn 2 still running (", "turn 2/25 ended after"} {
+	if n := strings.Count(out, "still running"); n != 10 {
+		t.Errorf("%d heartbeats in a 1s turn at 100ms, want 10:\n%s", n, out)
+	}
+	for _, want := range []string{"turn 2/25 started: execution, feature feature-1", "turn 2 still running (0s, feature feature-1)",
+		"turn 2 still running (1s, feature feature-1)", "turn 2/25 ended after 1s"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("progress lacks %q:\n%s", want, out)
 		}
@@ -518,14 +398,14 @@ func TestPendingNotesSurviveACancelledTurn(t *testing.T) {
 	if err := r.store.AppendControl(r.id, harness.ControlRequest{Kind: harness.ControlSteer, Message: "keep commits small"}); err != nil {
 		t.Fatal(err)
 	}
-	go func() {
-		waitFile(t, filepath.Join(r.store.Root, "hang.pid"))
+	a := r.agent("-features 2 -plan 2:hang")
+	a.OnWait = func(agent.Turn) {
 		if err := r.store.AppendControl(r.id, harness.ControlRequest{Kind: harness.ControlPauseNow}); err != nil {
 			t.Error(err)
 		}
-	}()
+	}
 	more := 10
-	st, err := r.run(context.Background(), "-features 2 -plan 2:hang", harness.LimitChanges{MaxIterations: &more})
+	st, err := r.runAgent(context.Background(), a, harness.LimitChanges{MaxIterations: &more})
 	if err != nil || st.Status != harness.StatusPaused {
 		t.Fatalf("%v %v", st.Status, err)
 	}
@@ -556,7 +436,7 @@ func TestLimitsChangedWhileRunningAreLogged(t *testing.T) {
 	if err != nil || st.Status != harness.StatusComplete || st.Limits.MaxIterations != 40 {
 		t.Fatalf("%v %v %d", st.Status, err, st.Limits.MaxIterations)
 	}
-	if !strings.Contains(r.log(), `New limits: {"maxIterations":40}`) {
+	if !strings.Contains(r.log(), "- Limit: max iterations 25 → 40") {
 		t.Errorf("limits change not logged:\n%s", r.log())
 	}
 }

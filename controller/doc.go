@@ -1,5 +1,5 @@
-// Package controller owns grub's loop (DESIGN.md sections 3 to 6): it takes
-// the task's lock, runs the initializer and execution turns through an
+// Package controller owns grub's loop (docs/ARCHITECTURE.md, "life of a
+// turn", "crash points" and "stop rules"): it takes the task's lock, runs the initializer and execution turns through an
 // agent, and referees every turn: it parses the loop-state decision, checks
 // the feature list against the rules, verifies a claimed feature by running
 // init.sh and the feature's verify command, enforces the budgets and stop

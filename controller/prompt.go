@@ -58,7 +58,7 @@ func (c *Controller) buildPrompt(p harness.Pending) (string, string, error) {
 		e.LastInit = &prompts.Check{Command: li.Command, ExitCode: li.ExitCode, Passed: li.Passed, TimedOut: li.TimedOut, OutputTail: li.OutputTail}
 	}
 	if d := st.LastDecision; d != nil {
-		e.LastDecision = &prompts.Decision{Status: d.Status, Summary: d.Summary, NextStep: d.NextStep, Blocker: d.Blocker, Question: d.Question}
+		e.LastDecision = &prompts.Decision{Status: string(d.Status), Summary: d.Summary, NextStep: d.NextStep, Blocker: d.Blocker, Question: d.Question}
 	}
 	text, err := prompts.RenderExecution(e)
 	return text, feature, err

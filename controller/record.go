@@ -8,13 +8,15 @@ import (
 	"time"
 
 	"github.com/grub-dev/grub/harness"
+	"github.com/grub-dev/grub/loopstate"
 	"github.com/grub-dev/grub/templates"
 )
 
 // logEntry is a progress-log entry the controller writes outside a normal
 // turn record (recovery, goal edits, reconciliation).
 type logEntry struct {
-	decision, summary, failure, note string
+	decision               loopstate.Status
+	summary, failure, note string
 }
 
 // record writes the turn's progress-log entry and checklist, commits the
@@ -62,7 +64,7 @@ func (c *Controller) record(ctx context.Context, out *outcome) error {
 	if b := st.FeatureListBaseline; b != nil {
 		passing, total = b.Passing(), len(b.Features)
 	}
-	result := out.decision.Status
+	result := string(out.decision.Status)
 	if out.note != "" {
 		result += " (" + brief(out.note) + ")"
 	}

@@ -10,7 +10,7 @@ import (
 
 // NoProgressLimit is how many consecutive execution turns may pass without a
 // verified feature and without any change in the workspace before the task
-// ends blocked (DESIGN.md section 6).
+// ends blocked.
 const NoProgressLimit = 5
 
 // Stop is a decision to end the task.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/grub-dev/grub/harness"
+	"github.com/grub-dev/grub/loopstate"
 )
 
 func baseState() *harness.State {
@@ -34,7 +35,7 @@ func TestStopRules(t *testing.T) {
 		{"blocked below limit", blockedLimit, func(st *harness.State) { st.ConsecutiveBlocked = 2 }, "", ""},
 		{"blocked at limit", blockedLimit, func(st *harness.State) {
 			st.ConsecutiveBlocked = 3
-			st.LastDecision = &harness.Decision{Status: "blocked", Blocker: "no database"}
+			st.LastDecision = &harness.Decision{Decision: loopstate.Decision{Status: loopstate.Blocked, Blocker: "no database"}}
 		}, harness.StatusBlocked, "no database"},
 		{"progress recently", noProgress, func(st *harness.State) { st.NoProgressTurns = 4 }, "", ""},
 		{"no progress", noProgress, func(st *harness.State) { st.NoProgressTurns = 5 }, harness.StatusBlocked, "no progress"},

@@ -23,9 +23,10 @@ type outcome struct {
 	flipped      string   // the feature whose flip was verified and accepted
 	changed      bool     // the workspace changed during the turn
 	cancelled    bool
+	quota        string        // the provider refused for quota: its error; the task ends usage_limited
+	complete     bool          // every feature passes and init.sh passes
 	phase        harness.Phase // the phase the turn ran in
 	feature      string        // the feature the turn was proposed
-	stop         *Stop         // ends the task at once (quota, a question for the user)
 	note         string        // what the referee changed in the agent's decision, for the log
 	usage        agent.Usage
 	elapsed      time.Duration
@@ -35,90 +36,46 @@ func (o *outcome) fail(format string, args ...any) {
 	o.failures = append(o.failures, fmt.Sprintf(format, args...))
 }
 
+// cutShort reports whether the turn never really ran to its end: it was
+// cancelled, or the provider refused for quota. Such a turn counts neither
+// as a failure nor as a success.
+func (o *outcome) cutShort() bool { return o.cancelled || o.quota != "" }
+
+// turnPlan is a turn ready to hand to the agent.
+type turnPlan struct {
+	prompt     string
+	promptFile string // where the prompt is written for the agent
+	feature    string // the feature the prompt proposes
+	before     string // the workspace snapshot before the turn
+}
+
+// agentRun is how the agent's part of a turn ended.
+type agentRun struct {
+	err       error         // the agent's error
+	pausedNow bool          // pause --now cancelled the turn
+	timeout   time.Duration // the turn's time limit
+	byBudget  bool          // the time budget set the limit
+	elapsed   time.Duration
+}
+
 // runTurn runs one turn and referees it. Its error is a machinery failure
 // (the harness could not be written); everything the agent does wrong is
 // recorded in the outcome and state.
 func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
-	st := c.st
-	st.CurrentIteration++
-	now := c.now().UTC()
-	st.AwaitingTurn = true
-	st.TurnStartedAt = &now
-	// The notes stay in state until the agent has had the turn, so a crash
-	// mid-turn delivers them again instead of losing them.
-	pending := st.Pending
-
-	prompt, feature, err := c.buildPrompt(pending)
+	plan, err := c.prepareTurn()
 	if err != nil {
 		return nil, err
 	}
-	promptFile := filepath.Join(c.store.Dir(st.ID), harness.DirTurns, fmt.Sprintf("%04d.prompt.md", st.CurrentIteration))
-	if err := os.MkdirAll(filepath.Dir(promptFile), 0o755); err != nil {
-		return nil, err
-	}
-	if err := harness.WriteFileAtomic(promptFile, []byte(prompt), 0o644); err != nil {
-		return nil, err
-	}
-	before, err := c.changes.Snapshot()
-	if err != nil {
-		return nil, fmt.Errorf("snapshot the workspace: %w", err)
-	}
-	if err := c.persist(); err != nil {
-		return nil, err
-	}
-
-	timeout, byBudget := c.turnTimeout()
-	c.say("turn %d/%d started: %s%s", st.CurrentIteration, st.Limits.MaxIterations, st.Phase, featureSuffix(feature))
-	turnCtx, cancel := context.WithCancel(ctx)
-	c.mu.Lock()
-	c.cancelTurn, c.pauseNowReq = cancel, false
-	c.mu.Unlock()
-	c.checkPauseNow() // a pause --now that came before the watch could see a turn
-	stopBeat := c.heartbeat(feature)
-	start := c.now()
-	res, runErr := c.opts.Agent.RunTurn(turnCtx, agent.Turn{
-		TaskID:          st.ID,
-		Iteration:       st.CurrentIteration,
-		Phase:           string(st.Phase),
-		Prompt:          prompt,
-		Workspace:       c.store.Root,
-		HarnessDir:      c.store.Dir(st.ID),
-		PromptFile:      promptFile,
-		Timeout:         timeout,
-		Locale:          st.Locale,
-		TokenBudgetLeft: tokensLeft(st),
-		Started:         func(pgid int) { _ = c.lock.SetAgentPGID(pgid) },
-	})
-	stopBeat()
-	c.mu.Lock()
-	pausedNow := c.pauseNowReq
-	c.cancelTurn = nil
-	c.mu.Unlock()
-	cancel()
-	_ = c.lock.SetAgentPGID(0)
-
-	out := &outcome{usage: res.Usage, elapsed: c.now().Sub(start), phase: st.Phase, feature: feature}
+	res, run := c.runAgent(ctx, plan)
+	out := &outcome{usage: res.Usage, elapsed: run.elapsed, phase: c.st.Phase, feature: plan.feature}
 	c.addUsage(res.Usage)
-	switch {
-	case ctx.Err() != nil || pausedNow:
-		out.cancelled = true
-	case errors.Is(runErr, agent.ErrUsageLimited):
-		out.stop = &Stop{harness.StatusUsageLimited, "the model provider refused for quota: " + runErr.Error()}
-	case errors.Is(runErr, agent.ErrTimeout) && byBudget:
-		// The time budget rule ends the task; the turn itself did not fail.
-		out.decision = harness.Decision{Status: "cancelled", Summary: "stopped when the time budget ran out"}
-		out.cancelled = true
-	case errors.Is(runErr, agent.ErrTimeout):
-		out.fail("the turn timed out after %s and the agent was stopped; work in smaller steps", timeout)
-	case runErr != nil && !errors.Is(runErr, agent.ErrBudgetSpent):
-		out.fail("the agent failed: %v", runErr)
-	}
+	classifyAgentError(out, run, ctx.Err() != nil)
 
 	agentFailed := len(out.failures) > 0
-	if !agentFailed && !out.cancelled && out.stop == nil {
+	if !agentFailed && !out.cutShort() {
 		// The agent had the turn: the notes were delivered. A turn that was
 		// cut short or never really ran keeps them for the next one.
-		st.Pending = harness.Pending{}
+		c.st.Pending = harness.Pending{}
 	}
 	if c.tampered() {
 		out.fail("state.json was modified during the turn; only grub writes it, and your change was discarded")
@@ -131,31 +88,118 @@ func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("snapshot the workspace: %w", err)
 	}
-	out.changed = after != before
+	out.changed = after != plan.before
 	c.settle(out)
 	return out, nil
+}
+
+// prepareTurn starts the next turn in state (awaiting, so that a crash
+// from here on is recovered as an unknown turn), writes its prompt, takes
+// the workspace snapshot and persists state.
+func (c *Controller) prepareTurn() (turnPlan, error) {
+	st := c.st
+	st.CurrentIteration++
+	now := c.now().UTC()
+	st.AwaitingTurn = true
+	st.TurnStartedAt = &now
+	// The notes stay in state until the agent has had the turn, so a crash
+	// mid-turn delivers them again instead of losing them.
+	prompt, feature, err := c.buildPrompt(st.Pending)
+	if err != nil {
+		return turnPlan{}, err
+	}
+	promptFile := filepath.Join(c.store.Dir(st.ID), harness.DirTurns, fmt.Sprintf("%04d.prompt.md", st.CurrentIteration))
+	if err := os.MkdirAll(filepath.Dir(promptFile), 0o755); err != nil {
+		return turnPlan{}, err
+	}
+	if err := harness.WriteFileAtomic(promptFile, []byte(prompt), 0o644); err != nil {
+		return turnPlan{}, err
+	}
+	before, err := c.changes.Snapshot()
+	if err != nil {
+		return turnPlan{}, fmt.Errorf("snapshot the workspace: %w", err)
+	}
+	if err := c.persist(); err != nil {
+		return turnPlan{}, err
+	}
+	return turnPlan{prompt: prompt, promptFile: promptFile, feature: feature, before: before}, nil
+}
+
+// runAgent hands the turn to the agent, cancellable by pause --now, with a
+// heartbeat while it runs and its process group on record in the lock file.
+func (c *Controller) runAgent(ctx context.Context, plan turnPlan) (agent.Result, agentRun) {
+	st := c.st
+	timeout, byBudget := c.turnTimeout()
+	c.say("turn %d/%d started: %s%s", st.CurrentIteration, st.Limits.MaxIterations, st.Phase, featureSuffix(plan.feature))
+	turnCtx, cancel := context.WithCancel(ctx)
+	c.mu.Lock()
+	c.cancelTurn, c.pauseNowReq = cancel, false
+	c.mu.Unlock()
+	c.checkPauseNow() // a pause --now that came before the watch could see a turn
+	stopBeat := c.heartbeat(plan.feature)
+	start := c.now()
+	res, err := c.opts.Agent.RunTurn(turnCtx, agent.Turn{
+		TaskID:          st.ID,
+		Iteration:       st.CurrentIteration,
+		Phase:           string(st.Phase),
+		Prompt:          plan.prompt,
+		Workspace:       c.store.Root,
+		HarnessDir:      c.store.Dir(st.ID),
+		PromptFile:      plan.promptFile,
+		Timeout:         timeout,
+		Locale:          st.Locale,
+		TokenBudgetLeft: tokensLeft(st),
+		Started:         func(pgid int) { _ = c.lock.SetAgentPGID(pgid) },
+	})
+	stopBeat()
+	c.mu.Lock()
+	pausedNow := c.pauseNowReq
+	c.cancelTurn = nil
+	c.mu.Unlock()
+	cancel()
+	_ = c.lock.SetAgentPGID(0)
+	return res, agentRun{err: err, pausedNow: pausedNow, timeout: timeout, byBudget: byBudget, elapsed: c.now().Sub(start)}
+}
+
+// classifyAgentError records in out what the agent's end means for the
+// turn: cancelled (a signal, pause --now, the time budget), refused for
+// quota, or failed. cancelled tells whether the run itself was cancelled.
+func classifyAgentError(out *outcome, run agentRun, cancelled bool) {
+	switch err := run.err; {
+	case cancelled || run.pausedNow:
+		out.cancelled = true
+	case errors.Is(err, agent.ErrUsageLimited):
+		out.quota = err.Error()
+	case errors.Is(err, agent.ErrTimeout) && run.byBudget:
+		// The time budget rule ends the task; the turn itself did not fail.
+		out.decision = harness.NewDecision(loopstate.Cancelled, "stopped when the time budget ran out")
+		out.cancelled = true
+	case errors.Is(err, agent.ErrTimeout):
+		out.fail("the turn timed out after %s and the agent was stopped; work in smaller steps", run.timeout)
+	case err != nil && !errors.Is(err, agent.ErrBudgetSpent):
+		out.fail("the agent failed: %v", err)
+	}
 }
 
 // referee checks the turn's decision and feature list for the current phase.
 // A turn whose agent failed (timeout, crash, request cap) has no decision to
 // parse: its failure is reason enough, and its edits are undone.
 func (c *Controller) referee(ctx context.Context, out *outcome, message string, agentFailed bool) error {
-	if agentFailed || out.cancelled || out.stop != nil {
+	if agentFailed || out.cutShort() {
 		switch {
 		case agentFailed:
-			out.decision = harness.Decision{Status: "failed", Summary: "the agent did not finish the turn"}
+			out.decision = harness.NewDecision(loopstate.Failed, "the agent did not finish the turn")
 		case out.decision.Status == "":
-			out.decision = harness.Decision{Status: "cancelled", Summary: "the turn was cancelled before it finished"}
+			out.decision = harness.NewDecision(loopstate.Cancelled, "the turn was cancelled before it finished")
 		}
 		return c.restoreIfChanged() // nothing to restore before a list was accepted
 	}
 	d, perr := loopstate.Parse(message)
 	if perr != nil {
 		out.fail("%v", perr)
-		out.decision = harness.Decision{Status: "failed", Summary: "no valid loop-state decision"}
+		out.decision = harness.NewDecision(loopstate.Failed, "no valid loop-state decision")
 	} else {
-		out.decision = harness.Decision{Status: d.Status, Summary: d.Summary, NextStep: d.NextStep, Feature: d.Feature,
-			Blocker: d.Blocker, Question: d.Question, Options: d.Options}
+		out.decision = harness.Decision{Decision: d}
 	}
 	if c.st.Phase == harness.PhaseInitializer {
 		return c.refereeInitializer(ctx, out, perr == nil)
@@ -234,7 +278,7 @@ func (c *Controller) refereeExecution(ctx context.Context, out *outcome, decided
 			out.verification = "init.sh " + verdict(chk)
 		}
 		if st.LastInit != nil && st.LastInit.Passed {
-			st.Status = harness.StatusComplete
+			out.complete = true
 			return nil
 		}
 		out.fail("every feature passes but %s", describeCheck("init.sh", *st.LastInit))
@@ -305,7 +349,7 @@ func (c *Controller) cancelledBy(ctx context.Context, out *outcome, err error) e
 		return err
 	}
 	out.cancelled = true
-	out.decision = harness.Decision{Status: "cancelled", Summary: "cancelled while grub verified the turn"}
+	out.decision = harness.NewDecision(loopstate.Cancelled, "cancelled while grub verified the turn")
 	return c.restoreIfChanged()
 }
 
@@ -352,7 +396,7 @@ func (c *Controller) reconcileFeatureList(ctx context.Context) error {
 	}
 	if len(out.failures) > 0 {
 		c.say("feature-list.json differed from the accepted list: %s", strings.Join(out.failures, "; "))
-		c.appendLog(logEntry{decision: "reconciled", summary: "feature-list.json differed from the accepted list when the run started", failure: strings.Join(out.failures, "; ")})
+		c.appendLog(logEntry{decision: loopstate.Reconciled, summary: "feature-list.json differed from the accepted list when the run started", failure: strings.Join(out.failures, "; ")})
 		return nil
 	}
 	if list != nil && !sameList(list, c.st.FeatureListBaseline) {
@@ -375,7 +419,7 @@ func (c *Controller) settle(out *outcome) {
 	st.AwaitingTurn = false
 	st.TurnStartedAt = nil
 	st.LastDecision = &out.decision
-	if out.cancelled || out.stop != nil {
+	if out.cutShort() {
 		return
 	}
 	if len(out.failures) > 0 {
@@ -388,9 +432,9 @@ func (c *Controller) settle(out *outcome) {
 	}
 	if out.decision.Status == loopstate.Blocked && len(out.failures) == 0 {
 		st.ConsecutiveBlocked++
-		if out.decision.Question != "" {
-			out.stop = &Stop{harness.StatusBlocked, "the agent asks: " + out.decision.Question}
-		} else if st.ConsecutiveBlocked < st.Limits.MaxBlocked {
+		// A question ends the task at once (see turnEnd); another blocked
+		// report is re-examined by the next turn until the limit.
+		if out.decision.Question == "" && st.ConsecutiveBlocked < st.Limits.MaxBlocked {
 			st.Pending.BlockedReexamine = out.decision.Blocker
 		}
 	} else {

@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -15,8 +14,6 @@ type Edit struct {
 	// Goal holds the goal before and after the edit; nil when the goal
 	// did not change.
 	Goal *GoalChange
-	// Limits are the limit changes asked for; nil when none were.
-	Limits *LimitChanges
 	// OldLimits and NewLimits are the task's limits before and after the
 	// edit; only the limits that differ are logged.
 	OldLimits, NewLimits Limits
@@ -32,10 +29,6 @@ type Edit struct {
 //	- Old goal: …
 //	- New goal: …
 //	- Limit: max iterations 25 → 40
-//	- New limits: {"maxIterations":40}
-//
-// The last line is the change as it was asked for, in the JSON of
-// control.json.
 func EditEntry(e Edit) string {
 	var b strings.Builder
 	b.WriteString("\n## Edited by the user\n\n")
@@ -44,14 +37,12 @@ func EditEntry(e Edit) string {
 		fmt.Fprintf(&b, "- Old goal: %s\n", indentListItem(e.Goal.Old))
 		fmt.Fprintf(&b, "- New goal: %s\n", indentListItem(e.Goal.New))
 	}
-	for _, l := range LimitChangeLines(e.OldLimits, e.NewLimits) {
+	lines := LimitChangeLines(e.OldLimits, e.NewLimits)
+	for _, l := range lines {
 		fmt.Fprintf(&b, "- Limit: %s\n", l)
 	}
-	if e.Limits != nil {
-		// LimitChanges holds only numbers and pointers to them: it
-		// always encodes.
-		data, _ := json.Marshal(e.Limits)
-		fmt.Fprintf(&b, "- New limits: %s\n", data)
+	if e.Goal == nil && len(lines) == 0 {
+		b.WriteString("- Nothing changed: the limits were already as asked\n")
 	}
 	return b.String()
 }

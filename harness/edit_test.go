@@ -20,11 +20,10 @@ func TestEditEntry(t *testing.T) {
 	}{
 		{"goal", Edit{At: at, Goal: &GoalChange{Old: "add login", New: "add OAuth login\nGitHub only\n\n  first\n"}, OldLimits: old, NewLimits: old},
 			"\n## Edited by the user\n\n- At: 2026-03-01T11:00:00Z\n- Old goal: add login\n- New goal: add OAuth login\n  GitHub only\n\n    first\n"},
-		{"limits", Edit{At: at, Limits: &changes, OldLimits: old, NewLimits: raised},
-			"\n## Edited by the user\n\n- At: 2026-03-01T11:00:00Z\n- Limit: max iterations 25 → 40\n" +
-				"- New limits: {\"maxIterations\":40,\"tokenBudget\":0}\n"},
-		{"limits already so", Edit{At: at, Limits: &changes, OldLimits: raised, NewLimits: raised},
-			"\n## Edited by the user\n\n- At: 2026-03-01T11:00:00Z\n- New limits: {\"maxIterations\":40,\"tokenBudget\":0}\n"},
+		{"limits", Edit{At: at, OldLimits: old, NewLimits: raised},
+			"\n## Edited by the user\n\n- At: 2026-03-01T11:00:00Z\n- Limit: max iterations 25 → 40\n"},
+		{"limits already so", Edit{At: at, OldLimits: raised, NewLimits: raised},
+			"\n## Edited by the user\n\n- At: 2026-03-01T11:00:00Z\n- Nothing changed: the limits were already as asked\n"},
 	}
 	for _, tt := range tests {
 		if got := EditEntry(tt.edit); got != tt.want {

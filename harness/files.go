@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/grub-dev/grub/featurelist"
+	"github.com/grub-dev/grub/loopstate"
 	"github.com/grub-dev/grub/schemas"
 	"github.com/grub-dev/grub/templates"
 )
@@ -134,7 +135,7 @@ func SteerEntry(st *State, message string, at time.Time) templates.Entry {
 	return templates.Entry{
 		Iteration: st.CurrentIteration,
 		Phase:     string(st.Phase),
-		Decision:  "steer",
+		Decision:  loopstate.Steer,
 		Summary:   "guidance from the user for the next turn",
 		Note:      message,
 		At:        at.UTC(),

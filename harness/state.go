@@ -4,9 +4,10 @@ import (
 	"time"
 
 	"github.com/grub-dev/grub/featurelist"
+	"github.com/grub-dev/grub/loopstate"
 )
 
-// Status is a task's lifecycle status (DESIGN.md section 3).
+// Status is a task's lifecycle status.
 type Status string
 
 const (
@@ -83,7 +84,7 @@ type Limits struct {
 	InitTimeoutSeconds     int64 `json:"initTimeoutSeconds"`
 }
 
-// DefaultLimits are the limits of DESIGN.md section 3.
+// DefaultLimits are the limits a new task gets unless flags change them.
 func DefaultLimits() Limits {
 	return Limits{
 		MaxIterations:          25,
@@ -159,12 +160,23 @@ type Usage struct {
 	Estimated bool `json:"estimated,omitempty"`
 }
 
+// AgentKind names a backend.
+type AgentKind string
+
+// The backends.
+const (
+	AgentOpenAI  AgentKind = "openai"  // the built-in agent on any OpenAI-compatible server
+	AgentClaude  AgentKind = "claude"  // Claude Code
+	AgentCodex   AgentKind = "codex"   // the Codex CLI
+	AgentCommand AgentKind = "command" // any program (--agent-cmd)
+)
+
 // Agent records which backend runs the turns. It never holds a key.
 type Agent struct {
-	Kind    string `json:"kind"`
-	Model   string `json:"model,omitempty"`
-	BaseURL string `json:"baseURL,omitempty"`
-	Command string `json:"command,omitempty"`
+	Kind    AgentKind `json:"kind"`
+	Model   string    `json:"model,omitempty"`
+	BaseURL string    `json:"baseURL,omitempty"`
+	Command string    `json:"command,omitempty"`
 	// Bin is the program of the claude or codex backend ("" = on PATH).
 	Bin string `json:"bin,omitempty"`
 	// MaxRequests caps the built-in agent's model requests per turn (0: default).
@@ -177,16 +189,16 @@ type Agent struct {
 
 // Decision is the controller's record of a turn's outcome: the agent's
 // loop-state as accepted (or downgraded), or a status the controller set
-// (unknown, failed, cancelled).
+// (loopstate.Unknown, Failed, Cancelled), with the turn it belongs to. Its
+// JSON is the loop-state's fields followed by "iteration".
 type Decision struct {
-	Status    string   `json:"status"`
-	Summary   string   `json:"summary"`
-	NextStep  string   `json:"nextStep,omitempty"`
-	Feature   string   `json:"feature,omitempty"`
-	Blocker   string   `json:"blocker,omitempty"`
-	Question  string   `json:"question,omitempty"`
-	Options   []string `json:"options,omitempty"`
-	Iteration int      `json:"iteration,omitempty"`
+	loopstate.Decision
+	Iteration int `json:"iteration,omitempty"`
+}
+
+// NewDecision is a decision with the given status and summary.
+func NewDecision(status loopstate.Status, summary string) Decision {
+	return Decision{Decision: loopstate.Decision{Status: status, Summary: summary}}
 }
 
 // Check is the result of a command the controller ran (init.sh, verify).

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/grub-dev/grub/featurelist"
+	"github.com/grub-dev/grub/loopstate"
 	"github.com/grub-dev/grub/schemas"
 	"github.com/grub-dev/grub/templates"
 )
@@ -234,12 +235,12 @@ func fullState() *State {
 		Limits: Limits{MaxIterations: 50, MaxConsecutiveFailures: 3, MaxInitializerFailures: 5, MaxBlocked: 3, TokenBudget: 2000000,
 			TimeBudgetSeconds: 3600, MinFeatures: 15, MaxFeatures: 40, TurnTimeoutSeconds: 1800, InitTimeoutSeconds: 300},
 		Usage: Usage{InputTokens: 1000, CachedInputTokens: 400, OutputTokens: 50, Requests: 3, TokensUsed: 650, TimeUsedSeconds: 99, Estimated: true},
-		Agent: Agent{Kind: "command", Command: "./my-agent --flag"},
+		Agent: Agent{Kind: AgentCommand, Command: "./my-agent --flag"},
 		FeatureListBaseline: &featurelist.List{Version: 1, Goal: "add OAuth login", Features: []featurelist.Feature{
 			{ID: "login-form", Category: "functional", Description: "form", Steps: []string{"open /login"}, Verify: "go test ./auth", Passes: true, Evidence: &ev},
 			{ID: "logout", Category: "functional", Description: "logout", Steps: []string{}, Passes: false},
 		}},
-		LastDecision: &Decision{Status: "blocked", Summary: "s", Blocker: "no key", Question: "which provider?", Options: []string{"a", "b"}, Iteration: 7},
+		LastDecision: &Decision{Decision: loopstate.Decision{Status: loopstate.Blocked, Summary: "s", Blocker: "no key", Question: "which provider?", Options: []string{"a", "b"}}, Iteration: 7},
 		LastError:    "verification failed",
 		StopReason:   "token budget spent",
 		LastInit:     &Check{Command: ".grub/0a1b2c3d/init.sh", ExitCode: 1, Passed: false, TimedOut: true, OutputTail: "boom", Iteration: 6},
@@ -254,7 +255,7 @@ func TestStateRoundTrip(t *testing.T) {
 		st   *State
 	}{
 		{"defaults, nil baseline", &State{Version: StateVersion, ID: "00000000", Goal: "g", Locale: "en", Status: StatusRunning,
-			Phase: PhaseInitializer, CreatedAt: time.Unix(0, 0).UTC(), UpdatedAt: time.Unix(1, 0).UTC(), Limits: DefaultLimits(), Agent: Agent{Kind: "openai"}}},
+			Phase: PhaseInitializer, CreatedAt: time.Unix(0, 0).UTC(), UpdatedAt: time.Unix(1, 0).UTC(), Limits: DefaultLimits(), Agent: Agent{Kind: AgentOpenAI}}},
 		{"every field", fullState()},
 	}
 	for _, c := range cases {
@@ -614,5 +615,24 @@ func TestSetGoalUpdatesStateNoteAndFeatureList(t *testing.T) {
 	}
 	if err := s.SetGoal(st, "make markers"); err != nil || st.Pending.ObjectiveUpdated != nil {
 		t.Fatalf("editing back to the goal the agent saw leaves a note: %+v, %v", st.Pending.ObjectiveUpdated, err)
+	}
+}
+
+// A decision on disk is the loop-state's fields followed by the iteration,
+// as it was before Decision embedded loopstate.Decision.
+func TestDecisionJSON(t *testing.T) {
+	d := Decision{Decision: loopstate.Decision{Status: loopstate.Blocked, Summary: "s", NextStep: "n", Feature: "f",
+		Blocker: "b", Question: "q?", Options: []string{"x", "y"}}, Iteration: 7}
+	got, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"status":"blocked","summary":"s","nextStep":"n","feature":"f","blocker":"b","question":"q?","options":["x","y"],"iteration":7}`
+	if string(got) != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	got, _ = json.Marshal(NewDecision(loopstate.Unknown, "u"))
+	if want := `{"status":"unknown","summary":"u"}`; string(got) != want {
+		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }

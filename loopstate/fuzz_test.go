@@ -44,7 +44,7 @@ func FuzzParse(f *testing.F) {
 		if err := schemas.ValidateGo(schemas.LoopState, fileName, d); err != nil {
 			t.Fatalf("accepted decision %+v fails the schema: %v", d, err)
 		}
-		for _, v := range append([]string{d.Status, d.Summary, d.NextStep, d.Feature, d.Blocker, d.Question}, d.Options...) {
+		for _, v := range append([]string{string(d.Status), d.Summary, d.NextStep, d.Feature, d.Blocker, d.Question}, d.Options...) {
 			if placeholder(v) {
 				t.Fatalf("accepted decision %+v holds placeholder %q", d, v)
 			}

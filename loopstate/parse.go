@@ -126,7 +126,7 @@ func decision(obj map[string]any) Decision {
 		return strings.TrimSpace(s)
 	}
 	d := Decision{
-		Status:   str("status"),
+		Status:   Status(str("status")),
 		Summary:  str("summary"),
 		NextStep: str("nextStep"),
 		Feature:  str("feature"),
@@ -233,11 +233,12 @@ func schemaDetail(obj map[string]any, isObject bool, se *schemas.Error) string {
 		return "the block must hold one JSON object, e.g. " + Template
 	}
 	var out []string
-	status, statusIsString := obj["status"].(string)
+	raw, statusIsString := obj["status"].(string)
+	status := Status(raw)
 	switch {
 	case !hasKey(obj, "status"):
 		out = append(out, "`status` is missing; set it to continue, complete or blocked")
-	case !statusIsString || (status != Continue && status != Complete && status != Blocked):
+	case !statusIsString || !status.Reported():
 		out = append(out, fmt.Sprintf("`status` is %s; set it to continue, complete or blocked", show(obj["status"])))
 	}
 	textField := func(name, what string) {

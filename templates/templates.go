@@ -7,6 +7,8 @@ import (
 	"strings"
 	"text/template"
 	"time"
+
+	"github.com/grub-dev/grub/loopstate"
 )
 
 // InitScript is the starter init.sh the harness writes for a new task. Its
@@ -51,9 +53,9 @@ func ProgressLogHeader(id, goal string) string {
 // Entry is one turn's record in progress-log.md. Empty fields are left out.
 type Entry struct {
 	Iteration    int
-	Phase        string // "initializer" or "execution"
-	Feature      string // the feature the turn worked on, if known
-	Decision     string // the accepted status: continue, complete, blocked, unknown, failed, cancelled
+	Phase        string           // "initializer" or "execution"
+	Feature      string           // the feature the turn worked on, if known
+	Decision     loopstate.Status // the accepted status (continue, complete, blocked, unknown, failed, cancelled) or an event (edit, steer …)
 	Summary      string
 	NextStep     string
 	Verification string // e.g. "init.sh passed; verify `go test ./auth` passed"

@@ -8,15 +8,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/grub-dev/grub/agent"
 
 	"github.com/grub-dev/grub/internal/proc"
+	"github.com/grub-dev/grub/internal/proc/proctest"
 )
 
 // cmdScript returns a shell command line running testdata/<name> with sh,
@@ -218,7 +217,7 @@ func TestCommandTimeoutKillsGroup(t *testing.T) {
 	if pgid <= 0 {
 		t.Fatalf("Started got pgid %d", pgid)
 	}
-	cmdAssertGone(t, cmdReadPid(t, filepath.Join(turn.HarnessDir, "child.pid")))
+	proctest.WaitGone(t, proctest.WaitPID(t, filepath.Join(turn.HarnessDir, "child.pid")))
 	if proc.GroupAlive(pgid) {
 		t.Errorf("process group %d alive after the timeout", pgid)
 	}
@@ -250,47 +249,9 @@ func TestCommandCancelKillsGroup(t *testing.T) {
 	if errors.Is(err, agent.ErrTimeout) {
 		t.Errorf("error %q wraps agent.ErrTimeout on a cancel", err)
 	}
-	cmdAssertGone(t, cmdReadPid(t, pidfile))
+	proctest.WaitGone(t, proctest.WaitPID(t, pidfile))
 	if proc.GroupAlive(pgid) {
 		t.Errorf("process group %d alive after cancel", pgid)
-	}
-}
-
-// cmdReadPid reads a pid a fake agent recorded.
-func cmdReadPid(t *testing.T, path string) int {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("the fake agent did not record its child: %v", err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 0 {
-		t.Fatalf("bad pid in %s: %q", path, b)
-	}
-	return pid
-}
-
-// cmdAssertGone fails unless pid has exited (an unreaped zombie counts as
-// exited), polling for a few seconds.
-func cmdAssertGone(t *testing.T, pid int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
-			return
-		}
-		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
-			return
-		}
-		if i := strings.LastIndexByte(string(stat), ')'); i >= 0 && i+2 < len(stat) && (stat[i+2] == 'Z' || stat[i+2] == 'X') {
-			return
-		}
-		if time.Now().After(deadline) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("process %d is still running", pid)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/grub-dev/grub/agent"
 
 	"github.com/grub-dev/grub/internal/proc"
+	"github.com/grub-dev/grub/internal/proc/proctest"
 )
 
 // fakeAgentBin returns an executable in a fresh folder, named name, that
@@ -214,7 +215,7 @@ func TestProgramBackendsKillTheirGroup(t *testing.T) {
 			if pgid <= 0 {
 				t.Fatalf("Started got pgid %d", pgid)
 			}
-			cmdAssertGone(t, cmdReadPid(t, filepath.Join(turn.HarnessDir, "child.pid")))
+			proctest.WaitGone(t, proctest.WaitPID(t, filepath.Join(turn.HarnessDir, "child.pid")))
 			if proc.GroupAlive(pgid) {
 				t.Errorf("process group %d alive after the timeout", pgid)
 			}
@@ -232,7 +233,7 @@ func TestProgramBackendsKillTheirGroup(t *testing.T) {
 			if !errors.Is(err, context.Canceled) || errors.Is(err, agent.ErrTimeout) {
 				t.Fatalf("error = %v, want one wrapping context.Canceled and not ErrTimeout", err)
 			}
-			cmdAssertGone(t, cmdReadPid(t, pidfile))
+			proctest.WaitGone(t, proctest.WaitPID(t, pidfile))
 			if proc.GroupAlive(pgid) {
 				t.Errorf("process group %d alive after cancel", pgid)
 			}

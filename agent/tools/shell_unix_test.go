@@ -5,7 +5,6 @@ package tools
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,51 +12,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/grub-dev/grub/internal/proc/proctest"
 )
-
-// alive reports whether process pid is still running; a zombie (exited,
-// not yet reaped by its new parent) does not count.
-func alive(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return false
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return !os.IsNotExist(err)
-	}
-	i := strings.LastIndexByte(string(b), ')')
-	fields := strings.Fields(string(b)[i+1:])
-	return len(fields) == 0 || (fields[0] != "Z" && fields[0] != "X")
-}
-
-// waitGone polls until pid is no longer alive, failing after a generous
-// deadline.
-func waitGone(t *testing.T, pid int) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d is still running", pid)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// readPid waits for the command under test to write a pid to path.
-func readPid(t *testing.T, path string) int {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		b, err := os.ReadFile(path)
-		if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && perr == nil && pid > 0 {
-			return pid
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no pid in %s", path)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 // A cancelled call kills the command's whole group, grandchild included,
 // and returns the context's error.
@@ -74,8 +31,8 @@ func TestShellCancelKillsGrandchild(t *testing.T) {
 		res, err := e.runErr(ctx, "shell", map[string]any{"command": "sleep 300 & echo $! > grandchild.tmp && mv grandchild.tmp grandchild.pid; wait"})
 		done <- answer{res, err}
 	}()
-	pid := readPid(t, pidFile)
-	if !alive(pid) {
+	pid := proctest.WaitPID(t, pidFile)
+	if !proctest.Alive(pid) {
 		t.Fatalf("grandchild %d is not running before the cancel", pid)
 	}
 	cancel()
@@ -83,7 +40,7 @@ func TestShellCancelKillsGrandchild(t *testing.T) {
 	if !errors.Is(a.err, context.Canceled) {
 		t.Errorf("Run after cancel = %+v, %v; want context.Canceled", a.res, a.err)
 	}
-	waitGone(t, pid)
+	proctest.WaitGone(t, pid)
 }
 
 // A timeout kills the grandchild too.
@@ -93,7 +50,7 @@ func TestShellTimeoutKillsGrandchild(t *testing.T) {
 	if !res.IsError || !strings.Contains(res.Text, "timed out") {
 		t.Errorf("got %+v, want a timeout", res)
 	}
-	waitGone(t, readPid(t, filepath.Join(e.ws, "grandchild.pid")))
+	proctest.WaitGone(t, proctest.WaitPID(t, filepath.Join(e.ws, "grandchild.pid")))
 }
 
 // What a command leaves running in the background is killed once it exits.
@@ -107,7 +64,7 @@ func TestShellKillsBackgroundLeftovers(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no pid in %q", res.Text)
 	}
-	waitGone(t, pid)
+	proctest.WaitGone(t, pid)
 }
 
 // Every shell command's process group is reported as it starts, so the

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/grub-dev/grub/harness"
+	"github.com/grub-dev/grub/loopstate"
 	"github.com/grub-dev/grub/templates"
 )
 
@@ -154,7 +155,7 @@ func recordAnswer(store *harness.Store, id, question, answer string, now time.Ti
 	if err := store.AppendEntry(id, templates.Entry{
 		Iteration: st.CurrentIteration,
 		Phase:     string(st.Phase),
-		Decision:  "answer",
+		Decision:  loopstate.Answer,
 		Summary:   "the user answered the agent's question",
 		Note:      "Question: " + indentLines(question, "  ") + "\n\nAnswer: " + indentLines(answer, "  "),
 		At:        now.UTC(),

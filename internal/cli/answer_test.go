@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/grub-dev/grub/harness"
+	"github.com/grub-dev/grub/loopstate"
 )
 
 // askQuestion makes st a task the agent stopped with a question.
@@ -15,8 +16,8 @@ func askQuestion(st *harness.State) {
 	st.Status = harness.StatusBlocked
 	st.StopReason = "the agent asks: Postgres or SQLite?"
 	st.ConsecutiveBlocked = 1
-	st.LastDecision = &harness.Decision{Status: "blocked", Summary: "need a decision", Blocker: "two database choices",
-		Question: "Postgres or SQLite?", Options: []string{"postgres", "sqlite"}, Iteration: 4}
+	st.LastDecision = &harness.Decision{Decision: loopstate.Decision{Status: loopstate.Blocked, Summary: "need a decision", Blocker: "two database choices",
+		Question: "Postgres or SQLite?", Options: []string{"postgres", "sqlite"}}, Iteration: 4}
 }
 
 func TestAnswerWithoutAnOpenQuestionIsRefused(t *testing.T) {
@@ -29,7 +30,7 @@ func TestAnswerWithoutAnOpenQuestionIsRefused(t *testing.T) {
 			"grub: task 0a1b2c3d has no open question (status paused); use grub steer to give guidance or grub resume to continue\n"},
 		{"blocked without a question", func(st *harness.State) {
 			st.Status = harness.StatusBlocked
-			st.LastDecision = &harness.Decision{Status: "blocked", Summary: "s", Blocker: "no credential"}
+			st.LastDecision = &harness.Decision{Decision: loopstate.Decision{Status: loopstate.Blocked, Summary: "s", Blocker: "no credential"}}
 		}, "has no open question (status blocked)"},
 		{"question already answered by a later turn", func(st *harness.State) {
 			askQuestion(st)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/grub-dev/grub/featurelist"
 	"github.com/grub-dev/grub/harness"
+	"github.com/grub-dev/grub/loopstate"
 	"github.com/grub-dev/grub/schemas"
 )
 
@@ -114,7 +115,7 @@ func TestStatusText(t *testing.T) {
 		st.Limits.TokenBudget = 2_000_000
 		st.Limits.TimeBudgetSeconds = 3 * 3600
 		st.Usage = harness.Usage{InputTokens: 1_300_000, CachedInputTokens: 100_000, OutputTokens: 34_567, TokensUsed: 1_234_567, TimeUsedSeconds: 4320, Requests: 40}
-		st.LastDecision = &harness.Decision{Status: "continue", Summary: "implemented the callback", NextStep: "add the cookie", Feature: "oauth-callback", Iteration: 7}
+		st.LastDecision = &harness.Decision{Decision: loopstate.Decision{Status: loopstate.Continue, Summary: "implemented the callback", NextStep: "add the cookie", Feature: "oauth-callback"}, Iteration: 7}
 		st.LastError = "verify of login-form exited 1"
 		st.StopReason = "paused by user"
 	})

@@ -107,7 +107,7 @@ func demoRun(opts *DemoOptions) error {
 		Goal: "demo: leave four marker files, one per feature", Locale: "en",
 		Status: harness.StatusRunning, Phase: harness.PhaseInitializer, CreatedAt: now, UpdatedAt: now,
 		Limits: limits, NoCommit: true,
-		Agent: harness.Agent{Kind: "command", Command: proc.ShellQuote(self) + " demo-agent " + demoPlan},
+		Agent: harness.Agent{Kind: harness.AgentCommand, Command: proc.ShellQuote(self) + " demo-agent " + demoPlan},
 	}
 	if err := store.Create(st); err != nil {
 		return err

@@ -183,9 +183,6 @@ func applyEdit(opts *EditOptions, store *harness.Store, id, goal string) (editRe
 		res  editResult
 		edit = harness.Edit{At: now}
 	)
-	if !opts.Limits.Empty() {
-		edit.Limits = &opts.Limits
-	}
 	holder, err := applyChange(store, id, now, taskChange{
 		Idle: func(st *harness.State) (bool, error) {
 			res.oldLimits, res.iteration = st.Limits, st.CurrentIteration

@@ -70,9 +70,9 @@ func (a *agentFlags) apply(cmd *cobra.Command, s *harness.Agent, getenv func(str
 	oldKind := s.Kind
 	switch {
 	case fl.Changed("agent-cmd") && !fl.Changed("agent"):
-		s.Kind = "command" // --agent-cmd alone means --agent command
+		s.Kind = harness.AgentCommand // --agent-cmd alone means --agent command
 	case oldKind == "" || fl.Changed("agent"):
-		s.Kind = a.Kind
+		s.Kind = harness.AgentKind(a.Kind)
 	}
 	// A new task, or a task that changes backend, takes every setting
 	// afresh: a model or program chosen for another backend does not carry
@@ -93,13 +93,13 @@ func (a *agentFlags) apply(cmd *cobra.Command, s *harness.Agent, getenv func(str
 	}
 	if set("model") {
 		s.Model = a.Model
-		if s.Model == "" && s.Kind == "openai" {
+		if s.Model == "" && s.Kind == harness.AgentOpenAI {
 			s.Model = getenv("GRUB_MODEL") // the built-in agent's model only
 		}
 	}
 	if set("base-url") {
 		s.BaseURL = a.BaseURL
-		if s.BaseURL == "" && s.Kind == "openai" {
+		if s.BaseURL == "" && s.Kind == harness.AgentOpenAI {
 			s.BaseURL = getenv("OPENAI_BASE_URL")
 		}
 	}
@@ -125,15 +125,15 @@ func (a *agentFlags) apply(cmd *cobra.Command, s *harness.Agent, getenv func(str
 		return err
 	}
 	switch s.Kind {
-	case "command":
+	case harness.AgentCommand:
 		if s.Command == "" {
 			return usageErrorf("--agent command needs --agent-cmd 'program args': the program grub runs each turn")
 		}
-	case "openai":
+	case harness.AgentOpenAI:
 		if s.Model == "" {
 			return usageErrorf("--agent openai needs a model: pass --model NAME or set GRUB_MODEL")
 		}
-	case "claude", "codex":
+	case harness.AgentClaude, harness.AgentCodex:
 	default:
 		return usageErrorf("--agent %q: unknown backend; use openai, claude, codex or command", s.Kind)
 	}
@@ -141,22 +141,26 @@ func (a *agentFlags) apply(cmd *cobra.Command, s *harness.Agent, getenv func(str
 }
 
 // agentOnlyFlags are the flags that only one kind of backend reads.
-var agentOnlyFlags = map[string][]string{
-	"agent-cmd":       {"command"},
-	"agent-bin":       {"claude", "codex"},
-	"base-url":        {"openai"},
-	"max-requests":    {"openai"},
-	"context-window":  {"openai"},
-	"request-timeout": {"openai"},
-	"model":           {"openai", "claude", "codex"},
+var agentOnlyFlags = map[string][]harness.AgentKind{
+	"agent-cmd":       {harness.AgentCommand},
+	"agent-bin":       {harness.AgentClaude, harness.AgentCodex},
+	"base-url":        {harness.AgentOpenAI},
+	"max-requests":    {harness.AgentOpenAI},
+	"context-window":  {harness.AgentOpenAI},
+	"request-timeout": {harness.AgentOpenAI},
+	"model":           {harness.AgentOpenAI, harness.AgentClaude, harness.AgentCodex},
 }
 
 // checkAgentFlags refuses a flag given for a backend the task does not use,
 // instead of storing a setting nothing reads.
-func checkAgentFlags(fl *pflag.FlagSet, kind string) error {
+func checkAgentFlags(fl *pflag.FlagSet, kind harness.AgentKind) error {
 	for name, kinds := range agentOnlyFlags {
 		if fl.Changed(name) && !slices.Contains(kinds, kind) {
-			return usageErrorf("--%s does not apply to --agent %s (it is for --agent %s)", name, kind, strings.Join(kinds, " or "))
+			names := make([]string, len(kinds))
+			for i, k := range kinds {
+				names[i] = string(k)
+			}
+			return usageErrorf("--%s does not apply to --agent %s (it is for --agent %s)", name, kind, strings.Join(names, " or "))
 		}
 	}
 	return nil
@@ -166,18 +170,18 @@ func checkAgentFlags(fl *pflag.FlagSet, kind string) error {
 // comes from the environment only: it is never stored.
 func newAgent(s harness.Agent, root string, getenv func(string) string) (agent.Agent, error) {
 	switch s.Kind {
-	case "command":
+	case harness.AgentCommand:
 		return backend.NewCommand(s.Command), nil
-	case "claude", "codex":
+	case harness.AgentClaude, harness.AgentCodex:
 		bin, err := agentProgram(s, root)
 		if err != nil {
 			return nil, err
 		}
-		if s.Kind == "claude" {
+		if s.Kind == harness.AgentClaude {
 			return backend.NewClaude(backend.ClaudeConfig{Bin: bin, Model: s.Model}), nil
 		}
 		return backend.NewCodex(backend.CodexConfig{Bin: bin, Model: s.Model}), nil
-	case "openai":
+	case harness.AgentOpenAI:
 		client, err := llm.New(llm.Config{BaseURL: s.BaseURL, APIKey: getenv("OPENAI_API_KEY"), Model: s.Model,
 			RequestTimeout: time.Duration(s.RequestTimeoutSeconds) * time.Second})
 		if err != nil {
@@ -194,7 +198,7 @@ func newAgent(s harness.Agent, root string, getenv func(string) string) (agent.A
 func agentProgram(s harness.Agent, root string) (string, error) {
 	bin := s.Bin
 	if bin == "" {
-		bin = s.Kind
+		bin = string(s.Kind)
 	}
 	path, err := proc.LookProgram(bin, root)
 	if err != nil {
@@ -202,7 +206,7 @@ func agentProgram(s harness.Agent, root string) (string, error) {
 		if errors.As(err, &notRun) {
 			bin = notRun.Name // as looked up: a relative path joined to root
 		}
-		product := map[string]string{"claude": "Claude Code", "codex": "the Codex CLI"}[s.Kind]
+		product := map[harness.AgentKind]string{harness.AgentClaude: "Claude Code", harness.AgentCodex: "the Codex CLI"}[s.Kind]
 		return "", usageErrorf("--agent %s: cannot run %s (%v): install %s or name the program with --agent-bin", s.Kind, bin, err, product)
 	}
 	return path, nil

@@ -251,7 +251,7 @@ func printStatus(w io.Writer, v *taskView, now time.Time) error {
 	fw.field("time", elapsed)
 
 	if d := st.LastDecision; d != nil {
-		line := d.Status
+		line := string(d.Status)
 		if d.Iteration > 0 {
 			line = fmt.Sprintf("#%d %s", d.Iteration, d.Status)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/grub-dev/grub/harness"
+	"github.com/grub-dev/grub/loopstate"
 )
 
 func TestSteerAndAnswerArgs(t *testing.T) {
@@ -135,7 +136,7 @@ func TestSteerIdle(t *testing.T) {
 			"task 0a1b2c3d lost its runner; continue it with: grub resume 0a1b2c3d"},
 		{"open question", func(st *harness.State) {
 			st.Status = harness.StatusBlocked
-			st.LastDecision = &harness.Decision{Status: "blocked", Summary: "s", Blocker: "b", Question: "Postgres or SQLite?"}
+			st.LastDecision = &harness.Decision{Decision: loopstate.Decision{Status: loopstate.Blocked, Summary: "s", Blocker: "b", Question: "Postgres or SQLite?"}}
 		}, `the agent's question is still open (Postgres or SQLite?); answer it and continue with: grub answer 0a1b2c3d "<text>"`},
 	}
 	for _, tt := range tests {

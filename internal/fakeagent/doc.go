@@ -6,5 +6,7 @@
 // It is test and demo infrastructure, named as such: the testscript suite
 // registers Main as the `fakeagent` program, and `grub demo` runs it (through
 // grub's hidden demo-agent command) to show the referee at work without a
-// model. It imports featurelist and the standard library.
+// model. Agent plays the same scripts in-process, as an agent.Agent, for
+// unit tests that need no program and no real clock. It imports agent,
+// featurelist and the standard library.
 package fakeagent

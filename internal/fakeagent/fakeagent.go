@@ -2,7 +2,9 @@ package fakeagent
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/grub-dev/grub/agent"
 	"github.com/grub-dev/grub/featurelist"
 )
 
@@ -40,7 +43,8 @@ import (
 //	idle              change nothing and report continue
 //	touch             rewrite touched.txt with the same content (a new mtime, no change)
 //	fail              exit 3 without a message
-//	hang              write hang.pid and sleep until killed
+//	hang              write hang.pid and sleep until killed (in-process: wait until the turn is
+//	                  cancelled or times out)
 //	slow              sleep (-sleep, default 1s), then honest work
 //	bad-plan          (initializer) write a list whose features pass already
 //	no-init           (initializer) plan, but delete init.sh
@@ -48,8 +52,18 @@ import (
 //	scribble          overwrite state.json with garbage, sleep (-sleep), then do honest work
 func Main() int { return MainArgs(os.Args[1:]) }
 
-// MainArgs is Main with the arguments given (without the program name).
-func MainArgs(args []string) int {
+// Script is what the fake agent plays, as its flags set it.
+type Script struct {
+	Features int            // features the initializer plans (-features)
+	Plan     map[int]string // behaviour by iteration (-plan)
+	Default  string         // behaviour of iterations the plan does not name (-default)
+	Usage    agent.Usage    // tokens reported per turn (-usage IN,CACHED,OUT)
+	Sleep    time.Duration  // how long slow and scribble wait (-sleep)
+	Format   string         // how the program prints its final message (-format); the in-process Agent ignores it
+}
+
+// ParseArgs parses the fake agent's flags (without the program name).
+func ParseArgs(args []string) (Script, error) {
 	fs := flag.NewFlagSet("fakeagent", flag.ContinueOnError)
 	features := fs.Int("features", 3, "features the initializer plans")
 	plan := fs.String("plan", "", "iteration:behaviour pairs, comma separated")
@@ -58,12 +72,54 @@ func MainArgs(args []string) int {
 	slow := fs.Duration("sleep", time.Second, "how long the slow behaviour sleeps")
 	format := fs.String("format", "text", "how to print the final message: text (command backend), claude (Claude Code's -p --output-format json result) or codex (codex exec --json events)")
 	if err := fs.Parse(args); err != nil {
+		return Script{}, err
+	}
+	s := Script{Features: *features, Plan: map[int]string{}, Default: *def, Sleep: *slow, Format: *format}
+	for _, p := range strings.Split(*plan, ",") {
+		if it, b, ok := strings.Cut(p, ":"); ok {
+			if n, err := strconv.Atoi(it); err == nil {
+				s.Plan[n] = b
+			}
+		}
+	}
+	if *usage != "" {
+		fmt.Sscanf(*usage, "%d,%d,%d", &s.Usage.InputTokens, &s.Usage.CachedInputTokens, &s.Usage.OutputTokens)
+	}
+	return s, nil
+}
+
+// behaviour is what the script plays in the given iteration.
+func (s Script) behaviour(iteration int) string {
+	if b, ok := s.Plan[iteration]; ok {
+		return b
+	}
+	return s.Default
+}
+
+// MainArgs is Main with the arguments given (without the program name).
+func MainArgs(args []string) int {
+	s, err := ParseArgs(args)
+	if err != nil {
 		return 2
 	}
 	a := &fake{
 		workspace: mustGetwd(),
 		harness:   os.Getenv("GRUB_HARNESS_DIR"),
 		phase:     os.Getenv("GRUB_PHASE"),
+		slow:      s.Sleep,
+		out:       new(bytes.Buffer),
+		stderr:    os.Stderr,
+		sleep: func(d time.Duration) error {
+			time.Sleep(d)
+			return nil
+		},
+	}
+	a.hang = func() error {
+		if err := os.WriteFile(filepath.Join(a.workspace, "hang.pid"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+			return err
+		}
+		time.Sleep(time.Hour)
+		return nil
 	}
 	a.iteration, _ = strconv.Atoi(os.Getenv("GRUB_ITERATION"))
 	prompt, _ := io.ReadAll(os.Stdin)
@@ -71,40 +127,106 @@ func MainArgs(args []string) int {
 		fmt.Fprintln(os.Stderr, "fakeagent: run me through grub's command backend (GRUB_HARNESS_DIR and a prompt on stdin are required)")
 		return 2
 	}
-	if *usage != "" {
-		var in, cached, out int
-		fmt.Sscanf(*usage, "%d,%d,%d", &in, &cached, &out)
-		fmt.Fprintf(os.Stderr, "GRUB_USAGE {\"input\":%d,\"cached\":%d,\"output\":%d}\n", in, cached, out)
+	if u := s.Usage; u != (agent.Usage{}) {
+		fmt.Fprintf(os.Stderr, "GRUB_USAGE {\"input\":%d,\"cached\":%d,\"output\":%d}\n", u.InputTokens, u.CachedInputTokens, u.OutputTokens)
 	}
-	behaviour := *def
-	for _, p := range strings.Split(*plan, ",") {
-		if it, b, ok := strings.Cut(p, ":"); ok && it == strconv.Itoa(a.iteration) {
-			behaviour = b
+	code := a.run(s.behaviour(a.iteration), s.Features)
+	return emit(s.Format, a.out.String(), code)
+}
+
+// Agent is the fake agent as an in-process agent.Agent: it plays its
+// Script on the turn's workspace and harness folder and returns the final
+// message, with no program started. Its waits (hang, slow, scribble) end
+// early when ctx is cancelled or the turn's Timeout passes; then RunTurn
+// returns an error wrapping ctx.Err() or agent.ErrTimeout, as the real
+// backends do. A behaviour that makes the program exit non-zero is an
+// error naming the exit code.
+type Agent struct {
+	Script
+	// After waits as time.After does (nil: time.After); tests give a fake
+	// clock's, so that timeouts and sleeps pass when the test says.
+	After func(time.Duration) <-chan time.Time
+	// OnWait, if set, is called when the turn starts to wait, after the
+	// timers are set: the moment a test may cancel, pause or move the
+	// clock on.
+	OnWait func(agent.Turn)
+}
+
+// New is an in-process fake agent playing the script args (the program's
+// flags) set.
+func New(args ...string) (*Agent, error) {
+	s, err := ParseArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	return &Agent{Script: s}, nil
+}
+
+// RunTurn plays the script for one turn.
+func (g *Agent) RunTurn(ctx context.Context, t agent.Turn) (agent.Result, error) {
+	if t.HarnessDir == "" || t.Prompt == "" {
+		return agent.Result{}, errors.New("fakeagent: a turn needs a harness folder and a prompt")
+	}
+	after := g.After
+	if after == nil {
+		after = time.After
+	}
+	var deadline <-chan time.Time
+	if t.Timeout > 0 {
+		deadline = after(t.Timeout)
+	}
+	wait := func(d time.Duration, forever bool) error {
+		var done <-chan time.Time
+		if !forever {
+			done = after(d)
+		}
+		if g.OnWait != nil {
+			g.OnWait(t)
+		}
+		select {
+		case <-done:
+			return nil
+		case <-deadline:
+			return fmt.Errorf("fakeagent: %w after %s", agent.ErrTimeout, t.Timeout)
+		case <-ctx.Done():
+			return fmt.Errorf("fakeagent: %w", ctx.Err())
 		}
 	}
-	a.slow = *slow
-	code := a.run(behaviour, *features)
-	return emit(*format, out.String(), code)
+	var stderr bytes.Buffer
+	a := &fake{
+		workspace: t.Workspace, harness: t.HarnessDir, phase: t.Phase, iteration: t.Iteration,
+		slow: g.Sleep, out: new(bytes.Buffer), stderr: &stderr,
+		sleep: func(d time.Duration) error { return wait(d, false) },
+		hang:  func() error { return wait(0, true) },
+	}
+	code := a.run(g.behaviour(t.Iteration), g.Features)
+	usage := g.Usage
+	usage.Requests = 1
+	res := agent.Result{FinalMessage: a.out.String(), Usage: usage}
+	switch {
+	case a.ended != nil:
+		return res, a.ended
+	case code != 0:
+		return res, fmt.Errorf("fakeagent exited with code %d; %s", code, strings.TrimSpace(stderr.String()))
+	}
+	return res, nil
 }
 
 func (a *fake) run(behaviour string, features int) int {
 	if a.phase == "initializer" && behaviour == "question" {
-		return ask() // before planning
+		return a.ask() // before planning
 	}
 	if a.phase == "initializer" {
 		code := a.initialize(features, behaviour == "bad-plan")
 		if behaviour == "no-init" {
 			if err := os.Remove(filepath.Join(a.harness, "init.sh")); err != nil {
-				return fail(err)
+				return a.fail(err)
 			}
 		}
 		return code
 	}
 	return a.execute(behaviour)
 }
-
-// out collects the final message, printed by emit in the chosen format.
-var out = new(bytes.Buffer)
 
 // emit prints the final message as the backend being imitated would.
 func emit(format, message string, code int) int {
@@ -130,10 +252,16 @@ func emit(format, message string, code int) int {
 	return code
 }
 
+// fake is one turn of the fake agent, on explicit paths.
 type fake struct {
 	workspace, harness, phase string
 	iteration                 int
-	slow                      time.Duration
+	slow                      time.Duration // how long slow and scribble wait
+	out                       *bytes.Buffer // the final message
+	stderr                    io.Writer
+	sleep                     func(time.Duration) error // waits; an error ends the turn
+	hang                      func() error              // waits until the turn is ended from outside
+	ended                     error                     // why a wait ended the turn
 }
 
 func (a *fake) listPath() string { return filepath.Join(a.harness, "feature-list.json") }
@@ -152,68 +280,71 @@ func (a *fake) initialize(n int, bad bool) int {
 		})
 	}
 	if err := a.writeList(l); err != nil {
-		return fail(err)
+		return a.fail(err)
 	}
 	script := "#!/usr/bin/env bash\nset -euo pipefail\ncd \"$(dirname \"$0\")/../..\"\necho smoke check\ntest ! -e BROKEN\n"
 	if err := os.WriteFile(filepath.Join(a.harness, "init.sh"), []byte(script), 0o755); err != nil {
-		return fail(err)
+		return a.fail(err)
 	}
-	say("continue", "planned the features", "implement feature-1", "")
+	a.say("continue", "planned the features", "implement feature-1", "")
 	return 0
 }
 
 func (a *fake) execute(behaviour string) int {
 	l, err := a.readList()
 	if err != nil {
-		return fail(err)
+		return a.fail(err)
 	}
 	next := l.FirstPending()
 	switch behaviour {
 	case "complete-early":
-		fmt.Fprintln(out, `<loop-state>{"status":"complete","summary":"everything is done, trust me"}</loop-state>`)
+		fmt.Fprintln(a.out, `<loop-state>{"status":"complete","summary":"everything is done, trust me"}</loop-state>`)
 		return 0
 	case "idle":
-		say("continue", "looked around", "look around more", "")
+		a.say("continue", "looked around", "look around more", "")
 		return 0
 	case "touch":
 		if err := os.WriteFile(filepath.Join(a.workspace, "touched.txt"), []byte("same\n"), 0o644); err != nil {
-			return fail(err)
+			return a.fail(err)
 		}
-		say("continue", "rewrote touched.txt", "rewrite it again", "")
+		a.say("continue", "rewrote touched.txt", "rewrite it again", "")
 		return 0
 	case "fail":
-		fmt.Fprintln(os.Stderr, "fakeagent: crashed on purpose")
+		fmt.Fprintln(a.stderr, "fakeagent: crashed on purpose")
 		return 3
 	case "blocked":
-		fmt.Fprintln(out, `<loop-state>{"status":"blocked","summary":"cannot reach the service","blocker":"the API credential is missing"}</loop-state>`)
+		fmt.Fprintln(a.out, `<loop-state>{"status":"blocked","summary":"cannot reach the service","blocker":"the API credential is missing"}</loop-state>`)
 		return 0
 	case "question":
-		return ask()
+		return a.ask()
 	case "hang":
-		if err := os.WriteFile(filepath.Join(a.workspace, "hang.pid"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
-			return fail(err)
+		if err := a.hang(); err != nil {
+			return a.end(err)
 		}
-		time.Sleep(time.Hour)
 		return 0
 	case "slow":
-		time.Sleep(a.slow)
+		if err := a.sleep(a.slow); err != nil {
+			return a.end(err)
+		}
 	case "scribble":
 		if err := os.WriteFile(filepath.Join(a.harness, "state.json"), []byte("{not json"), 0o644); err != nil {
-			return fail(err)
+			return a.fail(err)
 		}
-		time.Sleep(a.slow)
+		if err := a.sleep(a.slow); err != nil {
+			return a.end(err)
+		}
 	case "list-dir":
 		if err := os.Remove(a.listPath()); err != nil {
-			return fail(err)
+			return a.fail(err)
 		}
 		if err := os.Mkdir(a.listPath(), 0o755); err != nil {
-			return fail(err)
+			return a.fail(err)
 		}
-		say("continue", "tidied the harness", "carry on", "")
+		a.say("continue", "tidied the harness", "carry on", "")
 		return 0
 	}
 	if next == nil {
-		say("complete", "all features pass", "", "")
+		a.say("complete", "all features pass", "", "")
 		return 0
 	}
 	evidence := fmt.Sprintf("created %s.done and ran its verify command", next.ID)
@@ -227,7 +358,7 @@ func (a *fake) execute(behaviour string) int {
 	}
 	if behaviour != "verify-fail" {
 		if err := os.WriteFile(filepath.Join(a.workspace, next.ID+".done"), []byte("done\n"), 0o644); err != nil {
-			return fail(err)
+			return a.fail(err)
 		}
 	}
 	next.Passes, next.Evidence = true, &evidence
@@ -238,11 +369,11 @@ func (a *fake) execute(behaviour string) int {
 		}
 	}
 	if err := a.writeList(l); err != nil {
-		return fail(err)
+		return a.fail(err)
 	}
 	if behaviour == "write-state" {
 		if err := os.WriteFile(filepath.Join(a.harness, "state.json"), []byte(`{"status":"complete"}`), 0o644); err != nil {
-			return fail(err)
+			return a.fail(err)
 		}
 	}
 	status, nextStep := "continue", "implement the next pending feature"
@@ -251,13 +382,13 @@ func (a *fake) execute(behaviour string) int {
 	}
 	switch behaviour {
 	case "no-loop-state":
-		fmt.Fprintln(out, "I implemented "+next.ID+" and I am sure it works.")
+		fmt.Fprintln(a.out, "I implemented "+next.ID+" and I am sure it works.")
 		return 0
 	case "bad-loop-state":
-		fmt.Fprintln(out, `<loop-state>{"status":"continue","summary":</loop-state>`)
+		fmt.Fprintln(a.out, `<loop-state>{"status":"continue","summary":</loop-state>`)
 		return 0
 	}
-	say(status, "implemented "+next.ID, nextStep, next.ID)
+	a.say(status, "implemented "+next.ID, nextStep, next.ID)
 	return 0
 }
 
@@ -291,25 +422,31 @@ func goalFromState(dir string) string {
 }
 
 // ask reports blocked with a question for the user.
-func ask() int {
-	fmt.Fprintln(out, `<loop-state>{"status":"blocked","summary":"need a decision","blocker":"two database choices","question":"Postgres or SQLite?","options":["postgres","sqlite"]}</loop-state>`)
+func (a *fake) ask() int {
+	fmt.Fprintln(a.out, `<loop-state>{"status":"blocked","summary":"need a decision","blocker":"two database choices","question":"Postgres or SQLite?","options":["postgres","sqlite"]}</loop-state>`)
 	return 0
 }
 
-func say(status, summary, nextStep, feature string) {
-	fmt.Fprintf(out, "Work report.\n<loop-state>{\"status\":%q,\"summary\":%q", status, summary)
+func (a *fake) say(status, summary, nextStep, feature string) {
+	fmt.Fprintf(a.out, "Work report.\n<loop-state>{\"status\":%q,\"summary\":%q", status, summary)
 	if nextStep != "" {
-		fmt.Fprintf(out, ",\"nextStep\":%q", nextStep)
+		fmt.Fprintf(a.out, ",\"nextStep\":%q", nextStep)
 	}
 	if feature != "" {
-		fmt.Fprintf(out, ",\"feature\":%q", feature)
+		fmt.Fprintf(a.out, ",\"feature\":%q", feature)
 	}
-	fmt.Fprintln(out, "}</loop-state>")
+	fmt.Fprintln(a.out, "}</loop-state>")
 }
 
-func fail(err error) int {
-	fmt.Fprintln(os.Stderr, "fakeagent:", err)
+func (a *fake) fail(err error) int {
+	fmt.Fprintln(a.stderr, "fakeagent:", err)
 	return 1
+}
+
+// end ends the turn early because a wait was cut short.
+func (a *fake) end(err error) int {
+	a.ended = err
+	return a.fail(err)
 }
 
 func mustGetwd() string {

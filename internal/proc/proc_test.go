@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/grub-dev/grub/internal/proc/proctest"
 )
 
 // generous bounds a run that was killed must stay under; the commands
@@ -280,7 +282,7 @@ func TestRunTimeoutKillsGrandchild(t *testing.T) {
 			if pgid == 0 || pgid != res.Pgid {
 				t.Errorf("Started got pgid %d, Result.Pgid %d", pgid, res.Pgid)
 			}
-			assertGone(t, readPid(t, filepath.Join(dir, "pidfile")))
+			proctest.WaitGone(t, proctest.WaitPID(t, filepath.Join(dir, "pidfile")))
 			if GroupAlive(pgid) {
 				t.Errorf("group %d still alive after a timeout", pgid)
 			}
@@ -295,7 +297,7 @@ func TestRunCancelKillsGroup(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
-		waitForFile(pidfile)
+		proctest.WaitFile(t, pidfile)
 		cancel()
 	}()
 	res, err := Run(ctx, Spec{Command: "sleep 300 & echo $! > pidfile.tmp; mv pidfile.tmp pidfile; wait", Dir: dir})
@@ -308,7 +310,7 @@ func TestRunCancelKillsGroup(t *testing.T) {
 	if res.Duration > killedWithin {
 		t.Errorf("Duration %v: the group was not killed", res.Duration)
 	}
-	assertGone(t, readPid(t, pidfile))
+	proctest.WaitGone(t, proctest.WaitPID(t, pidfile))
 	if GroupAlive(res.Pgid) {
 		t.Errorf("group %d still alive after cancel", res.Pgid)
 	}
@@ -379,14 +381,14 @@ func TestRunLeftBackgroundAndKillGroup(t *testing.T) {
 	if res.Duration > killedWithin {
 		t.Errorf("Duration %v: Run waited for the background process", res.Duration)
 	}
-	pid := readPid(t, filepath.Join(dir, "pidfile"))
+	pid := proctest.WaitPID(t, filepath.Join(dir, "pidfile"))
 	if !GroupAlive(res.Pgid) {
 		t.Fatalf("group %d not alive though background pid %d should be in it", res.Pgid, pid)
 	}
 	if err := KillGroup(res.Pgid); err != nil {
 		t.Fatalf("KillGroup: %v", err)
 	}
-	assertGone(t, pid)
+	proctest.WaitGone(t, pid)
 	if GroupAlive(res.Pgid) {
 		t.Errorf("group %d alive after KillGroup", res.Pgid)
 	}
@@ -433,55 +435,5 @@ func TestParseStat(t *testing.T) {
 				t.Errorf("parseStat(%q) = %q %d %v; want %q %d %v", tc.in, state, pgrp, ok, tc.wantState, tc.wantPgrp, tc.wantOK)
 			}
 		})
-	}
-}
-
-// readPid reads a pid written by a test command.
-func readPid(t *testing.T, path string) int {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("the command did not record its child: %v", err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 0 {
-		t.Fatalf("bad pid in %s: %q", path, b)
-	}
-	return pid
-}
-
-// assertGone fails unless pid has exited (a zombie counts as exited),
-// polling for a few seconds.
-func assertGone(t *testing.T, pid int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if processGone(pid) {
-			return
-		}
-		if time.Now().After(deadline) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("process %d is still running", pid)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func processGone(pid int) bool {
-	if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
-		return true
-	}
-	state, _, ok := procStat(pid)
-	return !ok || state == 'Z' || state == 'X'
-}
-
-// waitForFile polls until path exists, for at most a minute.
-func waitForFile(path string) {
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }

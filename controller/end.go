@@ -1,0 +1,44 @@
+package controller
+
+import (
+	"github.com/grub-dev/grub/harness"
+	"github.com/grub-dev/grub/loopstate"
+)
+
+// reasonComplete is the stop reason of a finished task.
+const reasonComplete = "every feature passes and init.sh passes"
+
+// turnEnd decides, from the state after a refereed turn and the turn's
+// outcome, whether the task ends and how; nil means the loop goes on. It
+// is the one place that decides: the loop only applies its answer. In
+// order of precedence:
+//
+//   - a signal (interrupted) pauses the task;
+//   - a quota refusal from the provider ends it usage_limited;
+//   - a question from the agent ends it blocked, to be answered;
+//   - a turn that left every feature passing, verified, completes it;
+//   - otherwise the first stop rule that fires (afterTurnRules) ends it.
+func turnEnd(st *harness.State, out *outcome, interrupted bool) *Stop {
+	switch {
+	case interrupted:
+		return &Stop{harness.StatusPaused, interruptedReason}
+	case out.quota != "":
+		return &Stop{harness.StatusUsageLimited, "the model provider refused for quota: " + out.quota}
+	case asks(out) != "":
+		return &Stop{harness.StatusBlocked, "the agent asks: " + asks(out)}
+	case out.complete:
+		return &Stop{harness.StatusComplete, reasonComplete}
+	}
+	if s, ok := firstStop(st, afterTurnRules); ok {
+		return &s
+	}
+	return nil
+}
+
+// asks is the question of an accepted blocked report, or "".
+func asks(out *outcome) string {
+	if out.cutShort() || len(out.failures) > 0 || out.decision.Status != loopstate.Blocked {
+		return ""
+	}
+	return out.decision.Question
+}
