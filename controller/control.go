@@ -3,10 +3,7 @@ package controller
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"time"
-
-	"github.com/fsnotify/fsnotify"
 
 	"github.com/grub-dev/grub/harness"
 )
@@ -69,41 +66,6 @@ func (c *Controller) editGoal(goal string) {
 	c.appendLog(logEntry{decision: "edit", summary: "objective updated by the user",
 		note: fmt.Sprintf("Old goal: %s\nNew goal: %s", old, goal)})
 	c.say("goal updated")
-}
-
-// watchControl watches control.json so that pause --now cancels the running
-// turn at once; other requests wait for the turn boundary.
-func (c *Controller) watchControl() (stop func(), err error) {
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return nil, fmt.Errorf("watch control requests: %w", err)
-	}
-	dir := c.store.Dir(c.st.ID)
-	if err := w.Add(dir); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("watch %s: %w", c.store.Rel(dir), err)
-	}
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-done:
-				return
-			case ev, ok := <-w.Events:
-				if !ok {
-					return
-				}
-				if filepath.Base(ev.Name) == harness.FileControl && ev.Op&(fsnotify.Create|fsnotify.Write|fsnotify.Rename) != 0 {
-					c.checkPauseNow()
-				}
-			case _, ok := <-w.Errors:
-				if !ok {
-					return
-				}
-			}
-		}
-	}()
-	return func() { close(done); w.Close() }, nil
 }
 
 // checkPauseNow cancels the running turn when a pause --now request waits.
