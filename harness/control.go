@@ -16,7 +16,7 @@ import (
 // ControlKind is what a control request asks of a running controller.
 type ControlKind string
 
-// The control requests of DESIGN.md section 6.
+// The control requests other grub processes queue for a running controller.
 const (
 	ControlPause    ControlKind = "pause"
 	ControlPauseNow ControlKind = "pause-now"

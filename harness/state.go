@@ -6,7 +6,7 @@ import (
 	"github.com/grub-dev/grub/featurelist"
 )
 
-// Status is a task's lifecycle status (DESIGN.md section 3).
+// Status is a task's lifecycle status.
 type Status string
 
 const (
@@ -83,7 +83,7 @@ type Limits struct {
 	InitTimeoutSeconds     int64 `json:"initTimeoutSeconds"`
 }
 
-// DefaultLimits are the limits of DESIGN.md section 3.
+// DefaultLimits are the limits a new task gets unless its flags change them.
 func DefaultLimits() Limits {
 	return Limits{
 		MaxIterations:          25,
