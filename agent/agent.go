@@ -17,6 +17,16 @@ type Turn struct {
 	PromptFile string // absolute path of a file holding Prompt
 	Timeout    time.Duration
 	Locale     string // "en" or "zh": the language of prompts the backend adds
+	// TranscriptFile is where a backend that keeps a transcript of the
+	// turn appends it; "" means keep none.
+	TranscriptFile string
+	// SpillDir is the absolute path of the folder where tools write
+	// results too large to hand to the model whole.
+	SpillDir string
+	// Protected names the harness files (of any task) the agent's tools
+	// must neither read nor write, each with the reason the model is
+	// told. A backend whose tools grub confines enforces it.
+	Protected map[string]string
 	// TokenBudgetLeft is how many tokens (input - cached input + output) the
 	// task may still spend; 0 means no budget. The built-in agent checks it
 	// before each model request and, once it is spent, makes one wrap-up
@@ -38,7 +48,7 @@ type Usage struct {
 }
 
 // Tokens is what the turn counts against a token budget: input - cached
-// input + output (the rule Codex uses; DESIGN.md section 3).
+// input + output (the rule Codex uses).
 func (u Usage) Tokens() int64 { return u.InputTokens - u.CachedInputTokens + u.OutputTokens }
 
 // Add sums u and o.

@@ -1,11 +1,7 @@
 package controller
 
 import (
-	"fmt"
-	"path/filepath"
 	"time"
-
-	"github.com/fsnotify/fsnotify"
 
 	"github.com/grub-dev/grub/harness"
 )
@@ -75,41 +71,6 @@ func (c *Controller) logEdit(e harness.Edit) {
 	if err := c.store.AppendProgress(c.st.ID, harness.EditEntry(e)); err != nil {
 		c.say("could not write the progress log: %v", err)
 	}
-}
-
-// watchControl watches control.json so that pause --now cancels the running
-// turn at once; other requests wait for the turn boundary.
-func (c *Controller) watchControl() (stop func(), err error) {
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return nil, fmt.Errorf("watch control requests: %w", err)
-	}
-	dir := c.store.Dir(c.st.ID)
-	if err := w.Add(dir); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("watch %s: %w", c.store.Rel(dir), err)
-	}
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-done:
-				return
-			case ev, ok := <-w.Events:
-				if !ok {
-					return
-				}
-				if filepath.Base(ev.Name) == harness.FileControl && ev.Op&(fsnotify.Create|fsnotify.Write|fsnotify.Rename) != 0 {
-					c.checkPauseNow()
-				}
-			case _, ok := <-w.Errors:
-				if !ok {
-					return
-				}
-			}
-		}
-	}()
-	return func() { close(done); w.Close() }, nil
 }
 
 // checkPauseNow cancels the running turn when a pause --now request waits.

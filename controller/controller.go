@@ -143,7 +143,7 @@ func Run(ctx context.Context, o Options) (*harness.State, error) {
 	if err := c.prepare(ctx); err != nil {
 		return c.st, err
 	}
-	stopWatch, err := c.watchControl()
+	stopWatch, err := c.store.WatchControl(c.st.ID, c.checkPauseNow)
 	if err != nil {
 		return c.st, err
 	}
@@ -288,7 +288,7 @@ func (c *Controller) persist() error {
 
 // tampered reports whether state.json differs from what grub last wrote.
 func (c *Controller) tampered() bool {
-	b, err := os.ReadFile(c.store.Path(c.st.ID, harness.FileState))
+	b, err := c.store.StateBytes(c.st.ID)
 	return err != nil || string(b) != string(c.stateBytes)
 }
 

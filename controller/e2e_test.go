@@ -134,7 +134,7 @@ func TestRecoveryAfterRunnerDiedMidTurn(t *testing.T) {
 	ev := "created feature-2.done"
 	list.Features[1].Passes, list.Features[1].Evidence = true, &ev
 	os.WriteFile(filepath.Join(r.store.Root, "feature-2.done"), nil, 0o644)
-	if err := featurelist.Restore(r.store.Path(r.id, harness.FileFeatureList), &list); err != nil {
+	if err := r.store.RestoreFeatureList(r.id, &list); err != nil {
 		t.Fatal(err)
 	}
 

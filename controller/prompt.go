@@ -15,6 +15,7 @@ func (c *Controller) buildPrompt(p harness.Pending) (string, string, error) {
 		ProgressLog: c.store.Rel(c.store.Path(st.ID, harness.FileProgressLog)),
 		InitScript:  c.store.Rel(c.store.Path(st.ID, harness.FileInitScript)),
 		Checklist:   c.store.Rel(c.store.Path(st.ID, harness.FileChecklist)),
+		StateFile:   c.store.Rel(c.store.Path(st.ID, harness.FileState)),
 	}
 	var goalChange *prompts.GoalChange
 	if g := p.ObjectiveUpdated; g != nil {

@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -99,14 +98,9 @@ func (c *Controller) appendLog(e logEntry) {
 func (c *Controller) checkInitScript() (problem string, err error) {
 	path := c.store.Path(c.st.ID, harness.FileInitScript)
 	rel := c.store.Rel(path)
-	data, err := os.ReadFile(path)
+	data, err := c.store.ReadInitScript(c.st.ID)
 	if err != nil {
-		if fi, lerr := os.Lstat(path); lerr == nil && !fi.Mode().IsRegular() {
-			if err := os.RemoveAll(path); err != nil {
-				return "", err
-			}
-		}
-		if err := harness.WriteFileAtomic(path, []byte(templates.InitScript), 0o755); err != nil {
+		if err := c.store.ResetInitScript(c.st.ID); err != nil {
 			return "", err
 		}
 		return fmt.Sprintf("%s was missing or unreadable; grub wrote the starter again: fill in its project smoke check", rel), nil

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -108,11 +107,8 @@ func (c *Controller) prepareTurn() (turnPlan, error) {
 	if err != nil {
 		return turnPlan{}, err
 	}
-	promptFile := filepath.Join(c.store.Dir(st.ID), harness.DirTurns, fmt.Sprintf("%04d.prompt.md", st.CurrentIteration))
-	if err := os.MkdirAll(filepath.Dir(promptFile), 0o755); err != nil {
-		return turnPlan{}, err
-	}
-	if err := harness.WriteFileAtomic(promptFile, []byte(prompt), 0o644); err != nil {
+	promptFile, err := c.store.WritePrompt(st.ID, st.CurrentIteration, prompt)
+	if err != nil {
 		return turnPlan{}, err
 	}
 	before, err := c.changes.Snapshot()
@@ -146,6 +142,9 @@ func (c *Controller) runAgent(ctx context.Context, plan turnPlan) (agent.Result,
 		Workspace:       c.store.Root,
 		HarnessDir:      c.store.Dir(st.ID),
 		PromptFile:      plan.promptFile,
+		TranscriptFile:  c.store.TranscriptPath(st.ID, st.CurrentIteration),
+		SpillDir:        c.store.SpillDir(st.ID),
+		Protected:       harness.ProtectedFiles(),
 		Timeout:         timeout,
 		Locale:          st.Locale,
 		TokenBudgetLeft: tokensLeft(st),
@@ -216,7 +215,7 @@ func (c *Controller) refereeInitializer(ctx context.Context, out *outcome, decid
 	}
 	path := c.store.Path(st.ID, harness.FileFeatureList)
 	rel := c.store.Rel(path)
-	data, err := os.ReadFile(path)
+	data, err := c.store.ReadFeatureList(st.ID)
 	var list *featurelist.List
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -305,14 +304,14 @@ func (c *Controller) checkListEdit(ctx context.Context, out *outcome) (featureli
 	rel := c.store.Rel(path)
 	// A file that is missing or cannot be read (the agent made it a
 	// folder, say) is checked as an empty one: a violation, and restored.
-	data, _ := os.ReadFile(path)
+	data, _ := c.store.ReadFeatureList(st.ID)
 	change, vs, err := featurelist.CheckTurnBytes(rel, base, data)
 	if err != nil {
 		return change, nil, err
 	}
 	if len(vs) > 0 {
 		out.fail("illegal edit of %s, restored to the accepted list: %s", rel, featurelist.Describe(vs))
-		return change, nil, restoreList(path, base)
+		return change, nil, c.store.RestoreFeatureList(st.ID, base)
 	}
 	list := change.After // parsed and schema-checked by CheckTurnBytes
 	if len(change.Flipped) == 0 {
@@ -326,7 +325,7 @@ func (c *Controller) checkListEdit(ctx context.Context, out *outcome) (featureli
 	out.verification = "init.sh " + verdict(chk)
 	if !chk.Passed {
 		out.fail("feature `%s` was claimed passing but %s; the claim was reverted", id, describeCheck("init.sh", chk))
-		return change, nil, restoreList(path, base)
+		return change, nil, c.store.RestoreFeatureList(st.ID, base)
 	}
 	if cmd := list.Find(id).Verify; cmd != "" {
 		vchk, err := c.runCheck(ctx, cmd, c.initTimeout())
@@ -336,7 +335,7 @@ func (c *Controller) checkListEdit(ctx context.Context, out *outcome) (featureli
 		out.verification += ", verify " + verdict(vchk)
 		if !vchk.Passed {
 			out.fail("feature `%s` was claimed passing but its %s; the claim was reverted", id, describeCheck("verify command", vchk))
-			return change, nil, restoreList(path, base)
+			return change, nil, c.store.RestoreFeatureList(st.ID, base)
 		}
 	}
 	return change, list, nil
@@ -359,26 +358,7 @@ func (c *Controller) restoreIfChanged() error {
 	if base == nil {
 		return nil
 	}
-	path := c.store.Path(c.st.ID, harness.FileFeatureList)
-	want, err := featurelist.Marshal(base)
-	if err != nil {
-		return err
-	}
-	if got, err := os.ReadFile(path); err == nil && string(got) == string(want) {
-		return nil
-	}
-	return restoreList(path, base)
-}
-
-// restoreList writes the accepted list back, first removing whatever the
-// agent left in its place if that is not a regular file.
-func restoreList(path string, base *featurelist.List) error {
-	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
-		if err := os.RemoveAll(path); err != nil {
-			return fmt.Errorf("remove %s to restore the feature list: %w", path, err)
-		}
-	}
-	return featurelist.Restore(path, base)
+	return c.store.RestoreFeatureListIfChanged(c.st.ID, base)
 }
 
 // reconcileFeatureList runs before the first turn of a run: a feature list

@@ -68,9 +68,9 @@ func (c *collector) add(feature, field, format string, args ...any) {
 	*c = append(*c, Violation{Feature: feature, Field: field, Message: fmt.Sprintf(format, args...)})
 }
 
-// CheckInitial applies the initializer rules of DESIGN.md section 4 to the
-// list an initializer turn wrote, and returns every violation (nil when the
-// list is acceptable):
+// CheckInitial applies the initializer rules to the list an initializer
+// turn wrote, and returns every violation (nil when the list is
+// acceptable):
 //
 //   - version is 1, and the goal equals the task goal (white space at either
 //     end ignored);
@@ -167,9 +167,9 @@ type Change struct {
 	After *List
 }
 
-// CheckTurn applies the execution-turn rules of DESIGN.md section 4 to the
-// list before and after a turn, and returns the passes changes together with
-// every violation (nil when the turn's edit is legal):
+// CheckTurn applies the execution-turn rules to the list before and after
+// a turn, and returns the passes changes together with every violation
+// (nil when the turn's edit is legal):
 //
 //   - version and goal, the number and order of features, and every id,
 //     category, description, steps and verify are immutable;

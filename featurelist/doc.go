@@ -1,7 +1,8 @@
-// Package featurelist owns the feature list (feature-list.json): its Go
-// types, parsing with schema validation, and the referee's rules of DESIGN.md
-// section 4 as pure functions: the initializer checks and the execution-turn
-// diff check.
+// Package featurelist owns the feature list (feature-list.json) as data:
+// its Go types, parsing with schema validation, the stable encoding grub
+// writes (Marshal), and the referee's rules as pure functions: the
+// initializer checks and the execution-turn diff check. It does no file IO;
+// the harness package reads and writes the file.
 //
 // It imports only the standard library and schemas.
 package featurelist

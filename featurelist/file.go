@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 
 	"github.com/grub-dev/grub/schemas"
@@ -120,60 +118,4 @@ func Marshal(l *List) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
-}
-
-// Restore replaces the file at path with Marshal(before), atomically: the
-// bytes go to a temporary file in the same folder, which is synced and then
-// renamed over path, so a crash leaves either the old or the new file, never
-// a torn one. A file that was deleted is recreated. The file keeps its mode
-// when it exists, and gets 0644 otherwise.
-func Restore(path string, before *List) error {
-	data, err := Marshal(before)
-	if err != nil {
-		return fmt.Errorf("restore %s: %w", path, err)
-	}
-	if err := writeAtomic(path, data); err != nil {
-		return fmt.Errorf("restore %s: %w", path, err)
-	}
-	return nil
-}
-
-func writeAtomic(path string, data []byte) (err error) {
-	mode := os.FileMode(0o644)
-	if fi, statErr := os.Stat(path); statErr == nil && fi.Mode().IsRegular() {
-		mode = fi.Mode().Perm()
-	}
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return err
-	}
-	if err = tmp.Chmod(mode); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	// Make the rename itself durable. Some file systems refuse to sync a
-	// folder; the new file is complete either way, so that is not an error.
-	if d, dirErr := os.Open(dir); dirErr == nil {
-		_ = d.Sync()
-		_ = d.Close()
-	}
-	return nil
 }

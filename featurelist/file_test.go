@@ -3,8 +3,6 @@ package featurelist
 import (
 	"bytes"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -161,73 +159,5 @@ func TestMarshalRejectsInvalidList(t *testing.T) {
 		if _, err := Marshal(l); err == nil {
 			t.Errorf("%s: Marshal succeeded, want an error", name)
 		}
-	}
-}
-
-func TestRestore(t *testing.T) {
-	want, err := Marshal(sample(3))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cases := []struct {
-		name  string
-		setup func(t *testing.T, path string)
-		mode  os.FileMode
-	}{
-		{"overwrites a tampered file", func(t *testing.T, path string) {
-			if err := os.WriteFile(path, []byte(`{"broken`), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}, 0o644},
-		{"recreates a deleted file", func(t *testing.T, path string) {}, 0o644},
-		{"keeps the file mode", func(t *testing.T, path string) {
-			if err := os.WriteFile(path, []byte(`x`), 0o600); err != nil {
-				t.Fatal(err)
-			}
-		}, 0o600},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			dir := t.TempDir()
-			path := filepath.Join(dir, FileName)
-			c.setup(t, path)
-			if err := Restore(path, sample(3)); err != nil {
-				t.Fatal(err)
-			}
-			got, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("restored file:\n%s\nwant:\n%s", got, want)
-			}
-			fi, err := os.Stat(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if fi.Mode().Perm() != c.mode {
-				t.Errorf("mode = %v, want %v", fi.Mode().Perm(), c.mode)
-			}
-			entries, err := os.ReadDir(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(entries) != 1 {
-				t.Errorf("temporary files left behind: %v", entries)
-			}
-		})
-	}
-}
-
-func TestRestoreErrors(t *testing.T) {
-	dir := t.TempDir()
-	if err := Restore(filepath.Join(dir, "missing-dir", FileName), sample(1)); err == nil || !strings.Contains(err.Error(), "missing-dir") {
-		t.Errorf("Restore into a missing folder = %v, want an error naming the path", err)
-	}
-	if err := Restore(filepath.Join(dir, FileName), &List{Version: 1}); err == nil {
-		t.Error("Restore of an invalid list succeeded")
-	}
-	if _, err := os.Stat(filepath.Join(dir, FileName)); !os.IsNotExist(err) {
-		t.Errorf("Restore of an invalid list wrote the file (stat: %v)", err)
 	}
 }

@@ -9,13 +9,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/grub-dev/grub/internal/atomicfile"
 	"github.com/grub-dev/grub/schemas"
 )
 
 // ControlKind is what a control request asks of a running controller.
 type ControlKind string
 
-// The control requests of DESIGN.md section 6.
+// The control requests other grub processes queue for a running controller.
 const (
 	ControlPause    ControlKind = "pause"
 	ControlPauseNow ControlKind = "pause-now"
@@ -104,7 +105,7 @@ func (s *Store) TakeControl(id string) ([]ControlRequest, error) {
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("clear %s: %w", s.Rel(path), err)
 		}
-		return syncDir(s.Dir(id))
+		return atomicfile.SyncDir(s.Dir(id))
 	})
 	return reqs, err
 }
@@ -171,5 +172,5 @@ func (s *Store) writeControl(id string, cf controlFile) error {
 	if err := schemas.Validate(schemas.Control, s.Rel(path), data); err != nil {
 		return err
 	}
-	return WriteFileAtomic(path, data, 0o644)
+	return atomicfile.WriteFile(path, data, 0o644)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/grub-dev/grub/featurelist"
+	"github.com/grub-dev/grub/internal/atomicfile"
 	"github.com/grub-dev/grub/loopstate"
 	"github.com/grub-dev/grub/schemas"
 	"github.com/grub-dev/grub/templates"
@@ -95,7 +96,85 @@ func (s *Store) SaveFeatureList(id string, l *featurelist.List) error {
 		}
 		return fmt.Errorf("encode %s: %w", s.Rel(path), err)
 	}
-	return WriteFileAtomic(path, data, 0o644)
+	return atomicfile.WriteFile(path, data, 0o644)
+}
+
+// ReadFeatureList returns the raw content of a task's feature-list.json,
+// as the agent left it. Its error is os.ReadFile's, unwrapped: a missing
+// file matches os.ErrNotExist.
+func (s *Store) ReadFeatureList(id string) ([]byte, error) {
+	if !ValidID(id) {
+		return nil, s.notFound(id)
+	}
+	return os.ReadFile(s.Path(id, FileFeatureList))
+}
+
+// RestoreFeatureList puts l back as a task's feature-list.json, atomically
+// and in the form featurelist.Marshal gives, first removing whatever the
+// agent left in its place if that is not a regular file (a folder, a
+// symbolic link). A deleted file is recreated. The file keeps its mode when
+// it exists, and gets 0644 otherwise. An invalid l is an error and nothing
+// is written.
+func (s *Store) RestoreFeatureList(id string, l *featurelist.List) error {
+	if !ValidID(id) {
+		return s.notFound(id)
+	}
+	path := s.Path(id, FileFeatureList)
+	rel := s.Rel(path)
+	perm := os.FileMode(0o644)
+	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+		if err := os.RemoveAll(path); err != nil {
+			return fmt.Errorf("remove %s to restore the feature list: %w", rel, err)
+		}
+	} else if err == nil {
+		perm = fi.Mode().Perm()
+	}
+	data, err := featurelist.Marshal(l)
+	if err != nil {
+		return fmt.Errorf("restore %s: %w", rel, err)
+	}
+	if err := atomicfile.WriteFile(path, data, perm); err != nil {
+		return fmt.Errorf("restore %s: %w", rel, err)
+	}
+	return nil
+}
+
+// RestoreFeatureListIfChanged restores l (RestoreFeatureList) unless
+// feature-list.json already holds exactly featurelist.Marshal(l).
+func (s *Store) RestoreFeatureListIfChanged(id string, l *featurelist.List) error {
+	want, err := featurelist.Marshal(l)
+	if err != nil {
+		return err
+	}
+	if got, err := s.ReadFeatureList(id); err == nil && string(got) == string(want) {
+		return nil
+	}
+	return s.RestoreFeatureList(id, l)
+}
+
+// ReadInitScript returns the raw content of a task's init.sh. Its error is
+// os.ReadFile's, unwrapped.
+func (s *Store) ReadInitScript(id string) ([]byte, error) {
+	if !ValidID(id) {
+		return nil, s.notFound(id)
+	}
+	return os.ReadFile(s.Path(id, FileInitScript))
+}
+
+// ResetInitScript writes the starter init.sh (templates.InitScript, mode
+// 0755) again, first removing whatever the agent left in its place if that
+// is not a regular file.
+func (s *Store) ResetInitScript(id string) error {
+	if !ValidID(id) {
+		return s.notFound(id)
+	}
+	path := s.Path(id, FileInitScript)
+	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+		if err := os.RemoveAll(path); err != nil {
+			return err
+		}
+	}
+	return atomicfile.WriteFile(path, []byte(templates.InitScript), 0o755)
 }
 
 // ChecklistItems converts a feature list for templates.RenderChecklist. A
@@ -125,7 +204,7 @@ func (s *Store) WriteChecklist(id, goal string, l *featurelist.List) error {
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(s.Path(id, FileChecklist), []byte(text), 0o644)
+	return atomicfile.WriteFile(s.Path(id, FileChecklist), []byte(text), 0o644)
 }
 
 // SteerEntry is the progress-log entry of guidance the user queued for the

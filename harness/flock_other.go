@@ -17,5 +17,3 @@ func tryLock(*os.File, bool) (bool, error) { return false, errNoLocking }
 func lockWait(*os.File) error { return errNoLocking }
 
 func unlock(*os.File) error { return errNoLocking }
-
-func syncDirUnsupported(error) bool { return true }

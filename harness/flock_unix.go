@@ -43,9 +43,3 @@ func lockWait(f *os.File) error {
 
 // unlock drops the flock on f.
 func unlock(f *os.File) error { return unix.Flock(int(f.Fd()), unix.LOCK_UN) }
-
-// syncDirUnsupported reports a folder fsync error that some file systems
-// give and that is safe to ignore.
-func syncDirUnsupported(err error) bool {
-	return errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOTSUP)
-}

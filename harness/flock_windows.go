@@ -40,6 +40,3 @@ func unlock(f *os.File) error {
 	ol := windows.Overlapped{OffsetHigh: lockOffsetHigh}
 	return windows.UnlockFileEx(windows.Handle(f.Fd()), 0, 1, 0, &ol)
 }
-
-// syncDirUnsupported: Windows cannot fsync a folder.
-func syncDirUnsupported(error) bool { return true }

@@ -84,7 +84,7 @@ type Limits struct {
 	InitTimeoutSeconds     int64 `json:"initTimeoutSeconds"`
 }
 
-// DefaultLimits are the limits a new task gets unless flags change them.
+// DefaultLimits are the limits a new task gets unless its flags change them.
 func DefaultLimits() Limits {
 	return Limits{
 		MaxIterations:          25,

@@ -15,11 +15,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/grub-dev/grub/internal/atomicfile"
 	"github.com/grub-dev/grub/schemas"
 	"github.com/grub-dev/grub/templates"
 )
 
-// The names of the files and folders in a task folder (DESIGN.md section 2).
+// The names of the files and folders in a task folder. Only this package
+// spells them; the agent tools learn the protected ones from ProtectedFiles.
 const (
 	FileState       = "state.json"
 	FileFeatureList = "feature-list.json"
@@ -37,15 +39,15 @@ const (
 const GrubDirName = ".grub"
 
 // gitignore keeps a task's runtime files out of git; the rest is meant to
-// be tracked.
+// be tracked. Its last rule matches the temp files of atomicfile.WriteFile,
+// which a crash can leave behind.
 const gitignore = `# Written by grub: runtime files of a running task, never committed.
 */lock
 */control.json
 */control.lock
 */turns/
 */spill/
-*.tmp-*
-`
+` + atomicfile.TempGlob + "\n"
 
 var idPattern = regexp.MustCompile(`^[0-9a-f]{8}$`)
 
@@ -186,7 +188,7 @@ func (s *Store) writeNewTask(st *State, stateData []byte) error {
 		{FileState, string(stateData), 0o644},
 	}
 	for _, f := range files {
-		if err := WriteFileAtomic(s.Path(st.ID, f.name), []byte(f.data), f.perm); err != nil {
+		if err := atomicfile.WriteFile(s.Path(st.ID, f.name), []byte(f.data), f.perm); err != nil {
 			return fmt.Errorf("create task %s: %w", st.ID, err)
 		}
 	}
@@ -199,7 +201,7 @@ func (s *Store) ensureGitignore() error {
 	path := filepath.Join(s.GrubDir(), ".gitignore")
 	old, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return WriteFileAtomic(path, []byte(gitignore), 0o644)
+		return atomicfile.WriteFile(path, []byte(gitignore), 0o644)
 	}
 	if err != nil {
 		return fmt.Errorf("read %s: %w", s.Rel(path), err)
@@ -222,7 +224,7 @@ func (s *Store) ensureGitignore() error {
 		data = append(data, '\n')
 	}
 	data = append(data, strings.Join(missing, "\n")+"\n"...)
-	return WriteFileAtomic(path, data, 0o644)
+	return atomicfile.WriteFile(path, data, 0o644)
 }
 
 // marshalState encodes st as indented JSON and validates it.
@@ -254,7 +256,7 @@ func (s *Store) SaveState(st *State) error {
 	if _, err := os.Stat(s.Dir(st.ID)); errors.Is(err, fs.ErrNotExist) {
 		return s.notFound(st.ID)
 	}
-	return WriteFileAtomic(s.Path(st.ID, FileState), data, 0o644)
+	return atomicfile.WriteFile(s.Path(st.ID, FileState), data, 0o644)
 }
 
 // StateBytes returns the raw content of a task's state.json.

@@ -6,12 +6,14 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/grub-dev/grub/featurelist"
+	"github.com/grub-dev/grub/internal/atomicfile"
 	"github.com/grub-dev/grub/loopstate"
 	"github.com/grub-dev/grub/schemas"
 	"github.com/grub-dev/grub/templates"
@@ -389,61 +391,33 @@ func TestLoadStateMissing(t *testing.T) {
 	}
 }
 
-func TestAtomicWriteSurvivesACrashBeforeRename(t *testing.T) {
+// A crash during an atomic write leaves a temp file in the task folder:
+// state.json still loads, the task is still listed, and the .gitignore rule
+// keeps the temp file out of git.
+func TestCrashLeftoverTempFile(t *testing.T) {
 	s := newStore(t)
 	st := mustCreate(t, s, newState("g"))
-	before, _ := s.StateBytes(st.ID)
-	crash := errors.New("simulated crash")
-	var tmpSeen string
-	beforeRename = func(tmp string) error {
-		tmpSeen = tmp
-		if _, err := os.Stat(tmp); err != nil {
-			t.Errorf("temp file missing before rename: %v", err)
-		}
-		return crash
-	}
-	t.Cleanup(func() { beforeRename = nil })
-	st.Goal = "a new goal"
-	if err := s.SaveState(st); !errors.Is(err, crash) {
-		t.Fatalf("SaveState = %v, want the simulated crash", err)
-	}
-	after, _ := s.StateBytes(st.ID)
-	if !bytes.Equal(before, after) {
-		t.Fatal("state.json changed although the write crashed before rename")
-	}
-	if _, err := s.LoadState(st.ID); err != nil {
-		t.Fatalf("state.json no longer loads: %v", err)
-	}
-	if filepath.Dir(tmpSeen) != s.Dir(st.ID) {
-		t.Errorf("temp file %s is not in the task folder", tmpSeen)
-	}
-	if _, err := os.Stat(tmpSeen); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("temp file %s left behind", tmpSeen)
-	}
-	beforeRename = nil
-	if err := s.SaveState(st); err != nil {
+	f, err := os.CreateTemp(s.Dir(st.ID), atomicfile.TempPattern(FileState))
+	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.LoadState(st.ID)
-	if err != nil || got.Goal != "a new goal" {
-		t.Fatalf("after a clean write LoadState = %+v, %v", got, err)
+	f.WriteString(`{"torn`)
+	f.Close()
+	if _, err := s.LoadState(st.ID); err != nil {
+		t.Fatalf("LoadState with a leftover temp file: %v", err)
 	}
-}
-
-func TestWriteFileAtomicPermissions(t *testing.T) {
-	dir := t.TempDir()
-	for _, perm := range []os.FileMode{0o600, 0o755} {
-		path := filepath.Join(dir, "f")
-		if err := WriteFileAtomic(path, []byte("x"), perm); err != nil {
-			t.Fatal(err)
-		}
-		fi, _ := os.Stat(path)
-		if fi.Mode().Perm() != perm {
-			t.Errorf("mode %v, want %v", fi.Mode().Perm(), perm)
-		}
+	if tasks, err := s.List(); err != nil || len(tasks) != 1 {
+		t.Fatalf("List = %d tasks, %v; want the one task", len(tasks), err)
 	}
-	if err := WriteFileAtomic(filepath.Join(dir, "missing", "f"), nil, 0o644); err == nil {
-		t.Error("WriteFileAtomic into a missing folder succeeded")
+	gi, err := os.ReadFile(filepath.Join(s.GrubDir(), ".gitignore"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(gi), "\n"+atomicfile.TempGlob+"\n") {
+		t.Errorf(".gitignore lacks the rule %q for temp files:\n%s", atomicfile.TempGlob, gi)
+	}
+	if ok, _ := path.Match(atomicfile.TempGlob, filepath.Base(f.Name())); !ok {
+		t.Errorf("the rule %q does not match the temp file %s", atomicfile.TempGlob, filepath.Base(f.Name()))
 	}
 }
 

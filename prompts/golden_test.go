@@ -19,6 +19,7 @@ func testPaths() Paths {
 		ProgressLog: ".grub/0a1b2c3d/progress-log.md",
 		InitScript:  ".grub/0a1b2c3d/init.sh",
 		Checklist:   ".grub/0a1b2c3d/feature-checklist.md",
+		StateFile:   ".grub/0a1b2c3d/state.json",
 	}
 }
 

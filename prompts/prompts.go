@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"embed"
 	"fmt"
-	"path"
 	"strings"
 	"sync"
 	"text/template"
@@ -44,6 +43,7 @@ type Paths struct {
 	ProgressLog string // .grub/<id>/progress-log.md
 	InitScript  string // .grub/<id>/init.sh
 	Checklist   string // .grub/<id>/feature-checklist.md
+	StateFile   string // .grub/<id>/state.json
 }
 
 // GoalChange is an edit of the goal (grub edit) that the next prompt
@@ -334,7 +334,7 @@ func newPathsView(p Paths) pathsView {
 		ProgressLog: EscapeUntrusted(p.ProgressLog),
 		InitScript:  EscapeUntrusted(p.InitScript),
 		Checklist:   EscapeUntrusted(p.Checklist),
-		StateFile:   EscapeUntrusted(path.Join(p.HarnessDir, "state.json")),
+		StateFile:   EscapeUntrusted(p.StateFile),
 	}
 }
 

@@ -89,7 +89,7 @@ type OpenAIConfig struct {
 // once stubbed stays stubbed for the rest of the turn, so the request
 // prefix stays stable.
 //
-// Everything is recorded in the turn's transcript (TranscriptPath). The
+// Everything is recorded in the turn's transcript (Turn.TranscriptFile). The
 // Result carries the usage and any text so far, whatever the error.
 type OpenAI struct {
 	cfg OpenAIConfig
@@ -126,7 +126,7 @@ func (o *OpenAI) RunTurn(ctx context.Context, t agent.Turn) (agent.Result, error
 		ctx, cancel = context.WithTimeoutCause(ctx, t.Timeout, errTurnTimeout)
 		defer cancel()
 	}
-	tr, err := openTranscript(t.HarnessDir, t.Iteration, o.cfg.Now)
+	tr, err := openTranscript(t.TranscriptFile, o.cfg.Now)
 	if err != nil {
 		return agent.Result{}, fmt.Errorf("openai agent: %w", err)
 	}
@@ -165,7 +165,8 @@ func (o *OpenAI) turnTools(t agent.Turn) ([]tools.Tool, map[string]tools.Tool, [
 	toolList := o.cfg.Tools
 	if toolList == nil {
 		var err error
-		cfg := tools.DefaultConfig(t.Workspace, t.HarnessDir)
+		cfg := tools.DefaultConfig(t.Workspace, t.SpillDir)
+		cfg.Protected = t.Protected
 		cfg.Started = t.Started
 		toolList, err = tools.All(cfg)
 		if err != nil {

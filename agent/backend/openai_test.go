@@ -70,6 +70,7 @@ func newTurn(t *testing.T, iteration int, prompt string) agent.Turn {
 	return agent.Turn{
 		TaskID: "0123abcd", Iteration: iteration, Phase: "execution", Prompt: prompt,
 		Workspace: ws, HarnessDir: hd, Locale: "en", Timeout: time.Minute,
+		TranscriptFile: transcriptFile(hd, iteration), SpillDir: filepath.Join(hd, "spill"),
 	}
 }
 
@@ -132,7 +133,7 @@ func TestOpenAIMultiStepTurn(t *testing.T) {
 		}
 	}
 
-	if res.Transcript != TranscriptPath(turn.HarnessDir, 7) || !strings.HasSuffix(res.Transcript, filepath.Join("turns", "0007.jsonl")) {
+	if res.Transcript != transcriptFile(turn.HarnessDir, 7) || !strings.HasSuffix(res.Transcript, filepath.Join("turns", "0007.jsonl")) {
 		t.Errorf("transcript = %q", res.Transcript)
 	}
 	entries, err := ReadTranscript(res.Transcript)
@@ -318,7 +319,7 @@ func TestOpenAIToolCallWrittenBeforeRun(t *testing.T) {
 	var seen []TranscriptEntry
 	var readErr error
 	spy := &fakeTool{name: "spy", run: func(context.Context, json.RawMessage) (tools.Result, error) {
-		seen, readErr = ReadTranscript(TranscriptPath(turn.HarnessDir, 12))
+		seen, readErr = ReadTranscript(transcriptFile(turn.HarnessDir, 12))
 		return tools.Result{Text: "ok"}, nil
 	}}
 	srv := llmtest.Start(t, llmtest.Calls(nil, llmtest.ToolCall{ID: "c1", Name: "spy", Arguments: `{"x":"y"}`}), llmtest.Text("end", nil))
@@ -349,6 +350,7 @@ func TestOpenAIPromptCacheStable(t *testing.T) {
 	ag := NewOpenAI(OpenAIConfig{Client: newClient(t, srv)})
 	for i := range 3 {
 		turn.Iteration = i + 1
+		turn.TranscriptFile = transcriptFile(turn.HarnessDir, i+1)
 		turn.Prompt = fmt.Sprintf("turn %d: different context every turn", i+1)
 		if _, err := ag.RunTurn(context.Background(), turn); err != nil {
 			t.Fatalf("turn %d: %v", i+1, err)
@@ -383,7 +385,7 @@ func TestOpenAIPromptCacheStable(t *testing.T) {
 		t.Errorf("turn 2's user message = %q", reqs[3].Decoded[1].Content)
 	}
 	for i := 1; i <= 3; i++ {
-		if _, err := os.Stat(TranscriptPath(turn.HarnessDir, i)); err != nil {
+		if _, err := os.Stat(transcriptFile(turn.HarnessDir, i)); err != nil {
 			t.Errorf("turn %d transcript: %v", i, err)
 		}
 	}

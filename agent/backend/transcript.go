@@ -26,9 +26,9 @@ const (
 	EntryError = "error"
 )
 
-// TranscriptEntry is one line of a turn transcript, turns/NNNN.jsonl in the
-// task's harness folder (DESIGN.md section 2). Fields that do not apply to
-// an entry's Type are omitted.
+// TranscriptEntry is one line of a turn transcript, the file the turn names
+// (agent.Turn.TranscriptFile). Fields that do not apply to an entry's Type
+// are omitted.
 type TranscriptEntry struct {
 	Type string `json:"type"`
 	Time string `json:"time,omitempty"` // RFC 3339, with fractions of a second
@@ -60,12 +60,6 @@ type TranscriptEntry struct {
 	Error string `json:"error,omitempty"`
 }
 
-// TranscriptPath is the transcript of turn iteration in harnessDir:
-// harnessDir/turns/NNNN.jsonl.
-func TranscriptPath(harnessDir string, iteration int) string {
-	return filepath.Join(harnessDir, "turns", fmt.Sprintf("%04d.jsonl", iteration))
-}
-
 // transcript appends entries to a turn's transcript file. Every write goes
 // straight to the file; entries that record intent (tool calls) are synced
 // before the action they describe.
@@ -75,14 +69,14 @@ type transcript struct {
 	now  func() time.Time
 }
 
-// openTranscript opens (appending) the transcript of turn iteration. An
-// empty harnessDir gives a transcript that writes nothing.
-func openTranscript(harnessDir string, iteration int, now func() time.Time) (*transcript, error) {
+// openTranscript opens (appending) the transcript file path, creating its
+// folder. An empty path gives a transcript that writes nothing.
+func openTranscript(path string, now func() time.Time) (*transcript, error) {
 	tr := &transcript{now: now}
-	if harnessDir == "" {
+	if path == "" {
 		return tr, nil
 	}
-	tr.path = TranscriptPath(harnessDir, iteration)
+	tr.path = path
 	if err := os.MkdirAll(filepath.Dir(tr.path), 0o755); err != nil {
 		return nil, fmt.Errorf("transcript: %w", err)
 	}

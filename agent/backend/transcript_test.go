@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,27 +9,17 @@ import (
 	"time"
 )
 
-func TestTranscriptPath(t *testing.T) {
-	tests := []struct {
-		iteration int
-		want      string
-	}{
-		{1, "h/turns/0001.jsonl"},
-		{42, "h/turns/0042.jsonl"},
-		{12345, "h/turns/12345.jsonl"},
-	}
-	for _, tt := range tests {
-		if got := filepath.ToSlash(TranscriptPath("h", tt.iteration)); got != tt.want {
-			t.Errorf("TranscriptPath(h, %d) = %q, want %q", tt.iteration, got, tt.want)
-		}
-	}
+// transcriptFile is where the controller puts the transcript of turn
+// iteration of a task whose folder is harnessDir.
+func transcriptFile(harnessDir string, iteration int) string {
+	return filepath.Join(harnessDir, "turns", fmt.Sprintf("%04d.jsonl", iteration))
 }
 
 func TestTranscriptWriteAndRead(t *testing.T) {
 	dir := t.TempDir()
 	now := func() time.Time { return time.Date(2025, 1, 2, 3, 4, 5, 600, time.UTC) }
 	for round := range 2 { // a second open appends
-		tr, err := openTranscript(dir, 3, now)
+		tr, err := openTranscript(transcriptFile(dir, 3), now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,7 +38,7 @@ func TestTranscriptWriteAndRead(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, err := ReadTranscript(TranscriptPath(dir, 3))
+	got, err := ReadTranscript(transcriptFile(dir, 3))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +48,7 @@ func TestTranscriptWriteAndRead(t *testing.T) {
 	if got[0].Time != "2025-01-02T03:04:05.0000006Z" || got[4].Retries != 1 || got[2].SpillPath != "spill/x" || got[7].Text != "done" {
 		t.Errorf("entries = %+v", got)
 	}
-	raw, err := os.ReadFile(TranscriptPath(dir, 3))
+	raw, err := os.ReadFile(transcriptFile(dir, 3))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +59,7 @@ func TestTranscriptWriteAndRead(t *testing.T) {
 }
 
 func TestTranscriptWithoutHarnessDir(t *testing.T) {
-	tr, err := openTranscript("", 1, time.Now)
+	tr, err := openTranscript("", time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,15 +13,6 @@ import (
 // grubDir is the folder under the workspace root that holds the tasks.
 const grubDir = ".grub"
 
-// protected names the files of a task folder (<workspace>/.grub/<id>/) the
-// model may neither read nor write, with the reason it is told.
-var protected = map[string]string{
-	"state.json":   "state.json is written only by grub; the state you need is in your turn prompt",
-	"lock":         "lock is the runner lock of grub and is off limits to the agent",
-	"control.json": "control.json is the control queue of grub and is off limits to the agent",
-	"control.lock": "control.lock guards the control queue of grub and is off limits to the agent",
-}
-
 // maxLinkHops is how many symbolic links one path may pass through before
 // it is refused, as the kernel's ELOOP limit does.
 const maxLinkHops = 40
@@ -42,10 +33,13 @@ type workspace struct {
 	real    string // the root with symlinks resolved
 	spill   string // the spill folder as configured, cleaned; "" if none
 	rootErr error  // why the root could not be resolved, reported on use
+	// protected names the files of a task folder (.grub/<id>/) the model
+	// may neither read nor write, with the reason it is told.
+	protected map[string]string
 }
 
 func newWorkspace(cfg Config) *workspace {
-	w := &workspace{root: filepath.Clean(cfg.Workspace), spill: filepath.Clean(cfg.SpillDir)}
+	w := &workspace{root: filepath.Clean(cfg.Workspace), spill: filepath.Clean(cfg.SpillDir), protected: cfg.Protected}
 	switch {
 	case cfg.Workspace == "":
 		w.rootErr = errors.New("tools: no workspace configured")
@@ -170,13 +164,14 @@ func (w *workspace) protectedReason(abs string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return protectedRel(rel)
+	return protectedRel(w.protected, rel)
 }
 
 // protectedRel reports whether rel, a path relative to the workspace root,
-// names .grub/<any>/<protected file>. Names are compared without regard to
-// case, so that a case-insensitive file system cannot be used around it.
-func protectedRel(rel string) (string, bool) {
+// names .grub/<any>/<name> for a name in protected, and why. Names are
+// compared without regard to case, so that a case-insensitive file system
+// cannot be used around it.
+func protectedRel(protected map[string]string, rel string) (string, bool) {
 	parts := strings.Split(filepath.ToSlash(rel), "/")
 	if len(parts) != 3 || !strings.EqualFold(parts[0], grubDir) {
 		return "", false

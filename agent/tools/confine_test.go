@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/grub-dev/grub/harness"
 )
 
 // pathArgs builds, for each tool that takes a path, arguments that use p.
@@ -122,7 +124,7 @@ func TestConfinementSymlinkedWorkspace(t *testing.T) {
 	if err := os.Symlink(e.ws, alias); err != nil {
 		t.Fatal(err)
 	}
-	tl := NewReadFileTool(DefaultConfig(alias, filepath.Join(alias, ".grub", testTaskID)))
+	tl := NewReadFileTool(DefaultConfig(alias, filepath.Join(alias, ".grub", testTaskID, "spill")))
 	e.tools = map[string]Tool{"read_file": tl}
 	for _, p := range []string{filepath.Join(alias, "a.txt"), filepath.Join(e.ws, "a.txt"), "a.txt"} {
 		if res := e.run("read_file", map[string]any{"path": p}); res.IsError || !strings.Contains(res.Text, "hello") {
@@ -150,9 +152,17 @@ func TestProtectedRel(t *testing.T) {
 		{".grub/state.json", false},
 	}
 	for _, tc := range tests {
-		if _, got := protectedRel(tc.rel); got != tc.want {
+		if _, got := protectedRel(harness.ProtectedFiles(), tc.rel); got != tc.want {
 			t.Errorf("protectedRel(%q) = %v, want %v", tc.rel, got, tc.want)
 		}
+	}
+	// The tools protect the names they are told, and only those.
+	custom := map[string]string{"notes.md": "notes.md is private"}
+	if why, ok := protectedRel(custom, ".grub/x/Notes.md"); !ok || !strings.HasPrefix(why, "notes.md is private") {
+		t.Errorf("protectedRel(custom, notes.md) = %q, %v", why, ok)
+	}
+	if _, ok := protectedRel(nil, ".grub/x/state.json"); ok {
+		t.Error("protectedRel(nil, state.json) protects a name it was not told")
 	}
 }
 

@@ -18,8 +18,9 @@
 // Every path parameter is confined to the workspace: relative paths start at
 // its root, absolute ones must lie inside it, ".." may not leave it, and
 // symbolic links are resolved and refused when they lead outside. The
-// protected files of every task's harness folder (.grub/<id>/state.json,
-// lock, control.json and control.lock) can be neither read nor written.
+// protected files of every task's harness folder (.grub/<id>/<name> for
+// each name in Config.Protected, the list the harness package gives) can be
+// neither read nor written.
 // The shell is the exception: it runs commands in the workspace root but
 // cannot stop them from reaching elsewhere.
 //
@@ -27,5 +28,7 @@
 // Config.SpillDir, and the model gets its head and tail, its size and the
 // path to read the rest with read_file (spill.go).
 //
-// tools may import the standard library and internal/proc only.
+// tools may import the standard library, internal/proc and
+// internal/atomicfile (the one atomic writer, used by write_file and
+// edit_file) only.
 package tools

@@ -8,6 +8,8 @@ import (
 	"io"
 	"regexp"
 	"strings"
+
+	"github.com/grub-dev/grub/internal/atomicfile"
 )
 
 //go:embed edit_file.md
@@ -95,7 +97,7 @@ func (t *EditFileTool) run(ctx context.Context, args json.RawMessage) (string, e
 	} else {
 		content = strings.Replace(content, p.OldString, p.NewString, 1)
 	}
-	if err := replaceFile(tg.abs, []byte(content), fi.Mode().Perm()); err != nil {
+	if err := atomicfile.WriteFile(tg.abs, []byte(content), fi.Mode().Perm()); err != nil {
 		return "", mistakef("cannot write %s: %v", tg.rel, err)
 	}
 	if n == 1 {

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/grub-dev/grub/harness"
 )
 
 // testTaskID is the id of the task whose harness folder the tests use.
@@ -35,7 +37,8 @@ func newEnv(t *testing.T, mod func(*Config)) *env {
 		}
 	}
 	e.writeAbs(filepath.Join(e.outside, "secret.txt"), "secret\n")
-	e.cfg = DefaultConfig(e.ws, filepath.Join(e.ws, ".grub", testTaskID))
+	e.cfg = DefaultConfig(e.ws, filepath.Join(e.ws, ".grub", testTaskID, "spill"))
+	e.cfg.Protected = harness.ProtectedFiles()
 	if mod != nil {
 		mod(&e.cfg)
 	}

@@ -83,11 +83,14 @@ type Config struct {
 	// Workspace is the absolute path of the workspace root: the shell's
 	// working directory, and the folder every path must stay in.
 	Workspace string
-	// HarnessDir is the absolute path of the task's .grub/<id> folder.
-	HarnessDir string
-	// SpillDir is where results larger than InlineLimit are written.
-	// read_file may read it even if it is outside the workspace.
+	// SpillDir is the absolute path of the folder where results larger
+	// than InlineLimit are written. read_file may read it even if it is
+	// outside the workspace.
 	SpillDir string
+	// Protected names the files of a task folder (.grub/<id>/, any task)
+	// that no tool may read or write, each with the reason the model is
+	// told; the harness provides the list. Nil protects nothing.
+	Protected map[string]string
 	// InlineLimit is the largest result, in bytes, given to the model
 	// whole; zero means DefaultInlineLimit.
 	InlineLimit int
@@ -103,15 +106,14 @@ type Config struct {
 	Started func(pgid int)
 }
 
-// DefaultConfig returns the standard configuration of the tools for a task
-// whose harness folder is harnessDir: results over 16 KiB spilled to
-// harnessDir/spill, shell commands limited to 10 minutes, grep showing 200
-// matches.
-func DefaultConfig(workspace, harnessDir string) Config {
+// DefaultConfig returns the default configuration for a workspace whose
+// task spills large results to spillDir: results over 16 KiB spilled,
+// shell commands limited to 10 minutes, grep showing 200 matches, no file
+// protected.
+func DefaultConfig(workspace, spillDir string) Config {
 	return Config{
 		Workspace:      workspace,
-		HarnessDir:     harnessDir,
-		SpillDir:       filepath.Join(harnessDir, "spill"),
+		SpillDir:       spillDir,
 		InlineLimit:    DefaultInlineLimit,
 		ShellTimeout:   DefaultShellTimeout,
 		MaxGrepMatches: DefaultMaxGrepMatches,
@@ -128,9 +130,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxGrepMatches <= 0 {
 		c.MaxGrepMatches = DefaultMaxGrepMatches
-	}
-	if c.SpillDir == "" && c.HarnessDir != "" {
-		c.SpillDir = filepath.Join(c.HarnessDir, "spill")
 	}
 	return c
 }
@@ -151,7 +150,7 @@ func (c Config) validate() error {
 		return fmt.Errorf("tools: Config.Workspace %s is not a folder", c.Workspace)
 	}
 	if c.SpillDir == "" {
-		return errors.New("tools: Config.SpillDir and Config.HarnessDir are both empty: set HarnessDir (spill goes to HarnessDir/spill) or SpillDir")
+		return errors.New("tools: Config.SpillDir is empty: set it to the absolute path of the spill folder")
 	}
 	if !filepath.IsAbs(c.SpillDir) {
 		return fmt.Errorf("tools: Config.SpillDir %q is not absolute: pass an absolute path", c.SpillDir)

@@ -145,10 +145,11 @@ func TestAllRejectsBadConfig(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{"relative workspace", DefaultConfig("ws", "ws/.grub/x"), "not absolute"},
-		{"missing workspace", DefaultConfig(filepath.Join(dir, "nope"), filepath.Join(dir, "nope/.grub/x")), "Config.Workspace"},
+		{"relative workspace", DefaultConfig("ws", "ws/.grub/x/spill"), "not absolute"},
+		{"missing workspace", DefaultConfig(filepath.Join(dir, "nope"), filepath.Join(dir, "nope/.grub/x/spill")), "Config.Workspace"},
 		{"no spill folder", Config{Workspace: dir}, "SpillDir"},
-		{"tiny inline limit", Config{Workspace: dir, HarnessDir: dir, InlineLimit: 100}, "below the minimum"},
+		{"relative spill folder", Config{Workspace: dir, SpillDir: "spill"}, "not absolute"},
+		{"tiny inline limit", Config{Workspace: dir, SpillDir: dir, InlineLimit: 100}, "below the minimum"},
 	}
 	for _, tc := range tests {
 		if _, err := All(tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -158,7 +159,7 @@ func TestAllRejectsBadConfig(t *testing.T) {
 }
 
 func TestDefaultConfig(t *testing.T) {
-	c := DefaultConfig("/w", "/w/.grub/0a1b2c3d")
+	c := DefaultConfig("/w", "/w/.grub/0a1b2c3d/spill")
 	if c.InlineLimit != 16<<10 || c.ShellTimeout != DefaultShellTimeout || c.MaxGrepMatches != 200 || c.SpillDir != "/w/.grub/0a1b2c3d/spill" {
 		t.Errorf("DefaultConfig = %+v", c)
 	}

@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/grub-dev/grub/internal/atomicfile"
 )
 
 //go:embed write_file.md
@@ -61,37 +63,11 @@ func (t *WriteFileTool) run(ctx context.Context, args json.RawMessage) (string, 
 	if err := os.MkdirAll(filepath.Dir(tg.abs), 0o755); err != nil {
 		return "", mistakef("cannot create the folder of %s: %v", tg.rel, err)
 	}
-	if err := replaceFile(tg.abs, []byte(p.Content), perm); err != nil {
+	if err := atomicfile.WriteFile(tg.abs, []byte(p.Content), perm); err != nil {
 		return "", mistakef("cannot write %s: %v", tg.rel, err)
 	}
 	if existed {
 		return fmt.Sprintf("wrote %d bytes to %s (replaced its previous content)", len(p.Content), tg.rel), nil
 	}
 	return fmt.Sprintf("wrote %d bytes to %s (new file)", len(p.Content), tg.rel), nil
-}
-
-// replaceFile writes data to a temporary file next to path and renames it
-// over path, so that no reader sees a half-written file.
-func replaceFile(path string, data []byte, perm fs.FileMode) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if err = f.Chmod(perm); err != nil {
-		return err
-	}
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }

@@ -18,6 +18,7 @@ const module = "github.com/grub-dev/grub"
 var leaves = []string{
 	"agent",
 	"featurelist",
+	"internal/atomicfile",
 	"internal/proc",
 	"internal/termsafe",
 	"loopstate",
@@ -66,7 +67,7 @@ var owner = map[string]string{
 	"github.com/santhosh-tekuri/jsonschema/v5": "schemas",
 	"github.com/spf13/cobra":                   "internal/cli",
 	"github.com/spf13/pflag":                   "internal/cli",
-	"github.com/fsnotify/fsnotify":             "controller",
+	"github.com/fsnotify/fsnotify":             "harness",
 	"golang.org/x/sys":                         "harness",
 	"github.com/landlock-lsm/go-landlock":      "internal/sandbox",
 	"github.com/rogpeppe/go-internal":          "cmd/grub",

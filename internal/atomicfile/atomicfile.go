@@ -1,4 +1,4 @@
-package harness
+package atomicfile
 
 import (
 	"fmt"
@@ -6,21 +6,31 @@ import (
 	"path/filepath"
 )
 
+// TempGlob matches the name of every temp file WriteFile makes, with
+// path.Match and as a .gitignore rule.
+const TempGlob = "*.tmp-*"
+
+// TempPattern is the os.CreateTemp pattern of the temp files WriteFile
+// makes for a file named name: ".<name>.tmp-*".
+func TempPattern(name string) string { return "." + name + ".tmp-*" }
+
 // beforeRename, when set by a test, runs after the temp file is written and
 // synced and before it is renamed over the target; an error it returns
-// simulates a crash at that point.
+// fails the write (the temp file is removed), a panic simulates a crash at
+// that point (the temp file stays, as after a real one).
 var beforeRename func(tmp string) error
 
-// WriteFileAtomic replaces path with data so that a reader, or a crash, sees
+// WriteFile replaces path with data so that a reader, or a crash, sees
 // either the old content or the new, never a mix: it writes a temp file in
-// the same folder, fsyncs it, renames it over path and fsyncs the folder. The
-// temp file is named ".<name>.tmp-*"; on failure it is removed.
-func WriteFileAtomic(path string, data []byte, perm os.FileMode) (err error) {
+// the same folder (named by TempPattern), fsyncs it, renames it over path
+// and fsyncs the folder. The file gets mode perm. On failure the temp file
+// is removed.
+func WriteFile(path string, data []byte, perm os.FileMode) (err error) {
 	dir, name := filepath.Split(path)
 	if dir == "" {
 		dir = "."
 	}
-	f, err := os.CreateTemp(dir, "."+name+".tmp-*")
+	f, err := os.CreateTemp(dir, TempPattern(name))
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -51,11 +61,13 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) (err error) {
 	if err = os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	return syncDir(dir)
+	return SyncDir(dir)
 }
 
-// syncDir fsyncs a folder so that a rename in it survives a crash.
-func syncDir(dir string) error {
+// SyncDir fsyncs a folder so that a rename or removal in it survives a
+// crash. File systems and platforms that cannot sync a folder are not an
+// error.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("fsync %s: %w", dir, err)

@@ -1,0 +1,53 @@
+package harness
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/grub-dev/grub/internal/atomicfile"
+)
+
+// WritePrompt writes the prompt of turn iteration of task id to
+// turns/NNNN.prompt.md in its folder, atomically, creating the folder, and
+// returns the file's absolute path.
+func (s *Store) WritePrompt(id string, iteration int, text string) (string, error) {
+	if !ValidID(id) {
+		return "", s.notFound(id)
+	}
+	path := s.turnFile(id, iteration, "prompt.md")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", err
+	}
+	if err := atomicfile.WriteFile(path, []byte(text), 0o644); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// TranscriptPath is the absolute path of the transcript a backend writes
+// for turn iteration of task id: turns/NNNN.jsonl in its folder.
+func (s *Store) TranscriptPath(id string, iteration int) string {
+	return s.turnFile(id, iteration, "jsonl")
+}
+
+// SpillDir is the absolute path of the folder where the agent's tools write
+// results too large to hand to the model whole.
+func (s *Store) SpillDir(id string) string { return s.Path(id, DirSpill) }
+
+// turnFile is turns/NNNN.<ext> in the folder of task id.
+func (s *Store) turnFile(id string, iteration int, ext string) string {
+	return filepath.Join(s.Dir(id), DirTurns, fmt.Sprintf("%04d.%s", iteration, ext))
+}
+
+// ProtectedFiles names the files of a task folder the agent may neither
+// read nor write, each with the reason the agent is told when it tries. It
+// returns a new map on each call.
+func ProtectedFiles() map[string]string {
+	return map[string]string{
+		FileState:       FileState + " is written only by grub; the state you need is in your turn prompt",
+		FileLock:        FileLock + " is the runner lock of grub and is off limits to the agent",
+		FileControl:     FileControl + " is the control queue of grub and is off limits to the agent",
+		FileControlLock: FileControlLock + " guards the control queue of grub and is off limits to the agent",
+	}
+}

@@ -1,0 +1,45 @@
+package harness
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// WatchControl calls changed (on a goroutine of its own) each time
+// control.json of task id is created, written or renamed into place, until
+// stop is called. The controller uses it to act on pause --now during a
+// turn instead of at the turn boundary.
+func (s *Store) WatchControl(id string, changed func()) (stop func(), err error) {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, fmt.Errorf("watch control requests: %w", err)
+	}
+	dir := s.Dir(id)
+	if err := w.Add(dir); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("watch %s: %w", s.Rel(dir), err)
+	}
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case ev, ok := <-w.Events:
+				if !ok {
+					return
+				}
+				if filepath.Base(ev.Name) == FileControl && ev.Op&(fsnotify.Create|fsnotify.Write|fsnotify.Rename) != 0 {
+					changed()
+				}
+			case _, ok := <-w.Errors:
+				if !ok {
+					return
+				}
+			}
+		}
+	}()
+	return func() { close(done); w.Close() }, nil
+}
