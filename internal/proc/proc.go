@@ -37,9 +37,18 @@ type Spec struct {
 	Args []string
 	// Dir is the working directory; empty means the current one.
 	Dir string
-	// Env is added on top of os.Environ(); a later entry wins over an
+	// Env is added on top of the base environment (BaseEnv, or
+	// os.Environ() when BaseEnv is nil); a later entry wins over an
 	// earlier one with the same name.
 	Env []string
+	// BaseEnv, when non-nil, replaces os.Environ() as the environment the
+	// command starts from: a caller that must keep grub's secrets from a
+	// command passes a scrubbed copy.
+	BaseEnv []string
+	// Wrap, when set, turns the argv that would run (Args, or sh -c
+	// Command) into the argv that runs instead: a sandbox launcher that
+	// restricts itself and then executes the original.
+	Wrap func(argv []string) []string
 	// Stdin feeds the command's standard input; nil means /dev/null. It
 	// should not block forever: Run cannot interrupt a Read in progress.
 	Stdin io.Reader
@@ -123,14 +132,19 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		tailN = DefaultTailBytes
 	}
 
-	var cmd *exec.Cmd
-	if len(s.Args) > 0 {
-		cmd = exec.Command(s.Args[0], s.Args[1:]...)
-	} else {
-		cmd = exec.Command("sh", "-c", s.Command)
+	argv := s.Args
+	if len(argv) == 0 {
+		argv = []string{"sh", "-c", s.Command}
 	}
+	if s.Wrap != nil {
+		argv = s.Wrap(argv)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = s.Dir
-	if len(s.Env) > 0 {
+	switch {
+	case s.BaseEnv != nil:
+		cmd.Env = append(append([]string(nil), s.BaseEnv...), s.Env...)
+	case len(s.Env) > 0:
 		cmd.Env = append(os.Environ(), s.Env...)
 	}
 	cmd.Stdin = s.Stdin

@@ -437,3 +437,27 @@ func TestParseStat(t *testing.T) {
 		})
 	}
 }
+
+func TestRunBaseEnvAndWrap(t *testing.T) {
+	t.Setenv("GRUB_PROC_SECRET", "hunter2")
+	res, err := Run(context.Background(), Spec{
+		Command: `echo "secret=${GRUB_PROC_SECRET:-unset} extra=$EXTRA"`,
+		BaseEnv: []string{"PATH=" + os.Getenv("PATH")},
+		Env:     []string{"EXTRA=1"},
+		// The wrapper runs the original argv through env with one more
+		// variable, the way a launcher would run it after restricting
+		// itself.
+		Wrap: func(argv []string) []string { return append([]string{"env", "WRAPPED=yes"}, argv...) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(string(res.Stdout)); got != "secret=unset extra=1" {
+		t.Errorf("stdout %q: the base environment was not replaced", got)
+	}
+	res, err = Run(context.Background(), Spec{Command: `echo "$WRAPPED"`,
+		Wrap: func(argv []string) []string { return append([]string{"env", "WRAPPED=yes"}, argv...) }})
+	if err != nil || strings.TrimSpace(string(res.Stdout)) != "yes" {
+		t.Errorf("wrapped run: %q, %v", res.Stdout, err)
+	}
+}
