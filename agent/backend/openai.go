@@ -57,6 +57,11 @@ type OpenAIConfig struct {
 	ContextWindow int
 	// Now stamps transcript entries; nil means time.Now.
 	Now func() time.Time
+	// ShellEnv and ShellWrap configure the standard tools' shell: the
+	// environment its commands start from (nil: grub's own) and the sandbox
+	// launcher put in front of them (nil: none). See tools.Config.
+	ShellEnv  []string
+	ShellWrap func(argv []string) []string
 }
 
 // OpenAI is the `openai` backend, grub's built-in agent: its own tool loop
@@ -168,6 +173,7 @@ func (o *OpenAI) turnTools(t agent.Turn) ([]tools.Tool, map[string]tools.Tool, [
 		cfg := tools.DefaultConfig(t.Workspace, t.SpillDir)
 		cfg.Protected = t.Protected
 		cfg.Started = t.Started
+		cfg.Env, cfg.Wrap = o.cfg.ShellEnv, o.cfg.ShellWrap
 		toolList, err = tools.All(cfg)
 		if err != nil {
 			return nil, nil, nil, err

@@ -29,6 +29,8 @@ type ShellTool struct {
 	base
 	timeout time.Duration
 	started func(pgid int)
+	env     []string
+	wrap    func(argv []string) []string
 }
 
 // NewShellTool returns the shell tool: `sh -c` in cfg.Workspace, in its own
@@ -36,7 +38,8 @@ type ShellTool struct {
 // asks for another timeout (up to MaxShellTimeout).
 func NewShellTool(cfg Config) Tool {
 	cfg = cfg.withDefaults()
-	return &ShellTool{base: newBase("shell", shellDescription, ShellParams{}, cfg), timeout: cfg.ShellTimeout, started: cfg.Started}
+	return &ShellTool{base: newBase("shell", shellDescription, ShellParams{}, cfg), timeout: cfg.ShellTimeout,
+		started: cfg.Started, env: cfg.Env, wrap: cfg.Wrap}
 }
 
 // Run implements Tool. A timeout is an IsError result; a cancellation of
@@ -75,6 +78,8 @@ func (t *ShellTool) run(ctx context.Context, args json.RawMessage) (string, erro
 		Command:   p.Command,
 		Dir:       t.ws.real,
 		Env:       shellEnv,
+		BaseEnv:   t.env,
+		Wrap:      t.wrap,
 		Timeout:   timeout,
 		MaxOutput: ShellMaxOutput,
 		Started:   t.started,

@@ -1,6 +1,10 @@
 package tools
 
 import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -55,5 +59,23 @@ func TestShellDefaultTimeout(t *testing.T) {
 	}
 	if !strings.Contains(e.tools["shell"].Description(), "The default timeout is 300ms") {
 		t.Errorf("the description does not quote the configured timeout:\n%s", e.tools["shell"].Description())
+	}
+}
+
+// TestShellEnvAndWrap: the shell starts from Config.Env when it is set (a
+// scrubbed environment: grub's key is not there) and runs through
+// Config.Wrap.
+func TestShellEnvAndWrap(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-secret")
+	ws := t.TempDir()
+	cfg := DefaultConfig(ws, filepath.Join(ws, ".grub", "t", "spill"))
+	cfg.Env = []string{"PATH=" + os.Getenv("PATH"), "KEPT=1"}
+	cfg.Wrap = func(argv []string) []string { return append([]string{"env", "WRAPPED=yes"}, argv...) }
+	res, err := NewShellTool(cfg).Run(context.Background(), json.RawMessage(`{"command":"echo key=${OPENAI_API_KEY:-none} kept=$KEPT wrapped=$WRAPPED"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Text, "key=none kept=1 wrapped=yes") {
+		t.Errorf("shell output %q", res.Text)
 	}
 }

@@ -104,6 +104,12 @@ type Config struct {
 	// as it starts, so that the controller can record it in the task's
 	// lock and end it after a crash.
 	Started func(pgid int)
+	// Env, when non-nil, is the whole environment shell commands start
+	// from (the caller scrubs grub's secrets from it); nil means grub's own.
+	Env []string
+	// Wrap, when set, puts a launcher in front of every shell command (the
+	// sandbox); see proc.Spec.Wrap.
+	Wrap func(argv []string) []string
 }
 
 // DefaultConfig returns the default configuration for a workspace whose
