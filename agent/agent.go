@@ -13,7 +13,7 @@ type Turn struct {
 	Phase      string // "initializer" or "execution"
 	Prompt     string
 	Workspace  string // absolute path of the workspace root; the agent's cwd
-	HarnessDir string // absolute path of .grub/<id>
+	HarnessDir string // absolute path of the task's folder, <Workspace>/<TasksDir>/<id>
 	PromptFile string // absolute path of a file holding Prompt
 	Timeout    time.Duration
 	Locale     string // "en" or "zh": the language of prompts the backend adds
@@ -23,10 +23,18 @@ type Turn struct {
 	// SpillDir is the absolute path of the folder where tools write
 	// results too large to hand to the model whole.
 	SpillDir string
+	// TasksDir is the name of the folder under Workspace that holds every
+	// task's folder (HarnessDir is one of them); Protected and Skipped
+	// name entries of those task folders.
+	TasksDir string
 	// Protected names the harness files (of any task) the agent's tools
 	// must neither read nor write, each with the reason the model is
 	// told. A backend whose tools grub confines enforces it.
 	Protected map[string]string
+	// Skipped names the folders of a task folder (of any task) that the
+	// agent's searches do not enter: the transcripts and spilled outputs,
+	// whose copies of earlier tool results would drown real matches.
+	Skipped []string
 	// TokenBudgetLeft is how many tokens (input - cached input + output) the
 	// task may still spend; 0 means no budget. The built-in agent checks it
 	// before each model request and, once it is spent, makes one wrap-up

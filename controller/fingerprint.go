@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+
+	"github.com/grub-dev/grub/harness"
 )
 
 // treeFingerprint detects workspace changes without git: a hash over every
-// file's path, size, mode and modification time, skipping .git and .grub
-// (grub's own files are not progress).
+// file's path, size, mode and modification time, skipping .git and the
+// tasks folder (harness.GrubDirName: grub's own files are not progress).
 type treeFingerprint struct{ root string }
 
 func (t *treeFingerprint) Snapshot() (string, error) {
@@ -19,7 +21,7 @@ func (t *treeFingerprint) Snapshot() (string, error) {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && path != t.root && (d.Name() == ".git" || d.Name() == ".grub") {
+		if d.IsDir() && path != t.root && (d.Name() == ".git" || d.Name() == harness.GrubDirName) {
 			return filepath.SkipDir
 		}
 		info, err := d.Info()

@@ -15,6 +15,6 @@
 // elsewhere.
 //
 // It may import the standard library, golang.org/x/sys, fsnotify, and
-// grub's schemas, featurelist, templates and internal/atomicfile packages;
-// nothing else of grub.
+// grub's schemas, featurelist, loopstate, templates and internal/atomicfile
+// packages; nothing else of grub.
 package harness

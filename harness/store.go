@@ -21,7 +21,8 @@ import (
 )
 
 // The names of the files and folders in a task folder. Only this package
-// spells them; the agent tools learn the protected ones from ProtectedFiles.
+// spells them; the agent tools learn the protected ones from ProtectedFiles
+// and the folders their searches skip from SkippedDirs.
 const (
 	FileState       = "state.json"
 	FileFeatureList = "feature-list.json"
@@ -38,10 +39,11 @@ const (
 // GrubDirName is the folder under the workspace root that holds the tasks.
 const GrubDirName = ".grub"
 
-// gitignore keeps a task's runtime files out of git; the rest is meant to
-// be tracked. Its last rule matches the temp files of atomicfile.WriteFile,
-// which a crash can leave behind.
-const gitignore = `# Written by grub: runtime files of a running task, never committed.
+// Gitignore is what grub writes to .grub/.gitignore: it keeps a task's
+// runtime files out of git; the rest is meant to be tracked. Its last rule
+// matches the temp files of atomicfile.WriteFile, which a crash can leave
+// behind.
+const Gitignore = `# Written by grub: runtime files of a running task, never committed.
 */lock
 */control.json
 */control.lock
@@ -201,7 +203,7 @@ func (s *Store) ensureGitignore() error {
 	path := filepath.Join(s.GrubDir(), ".gitignore")
 	old, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return atomicfile.WriteFile(path, []byte(gitignore), 0o644)
+		return atomicfile.WriteFile(path, []byte(Gitignore), 0o644)
 	}
 	if err != nil {
 		return fmt.Errorf("read %s: %w", s.Rel(path), err)
@@ -211,7 +213,7 @@ func (s *Store) ensureGitignore() error {
 		have[strings.TrimSpace(l)] = true
 	}
 	var missing []string
-	for _, l := range strings.Split(gitignore, "\n") {
+	for _, l := range strings.Split(Gitignore, "\n") {
 		if l != "" && !strings.HasPrefix(l, "#") && !have[l] {
 			missing = append(missing, l)
 		}

@@ -51,3 +51,9 @@ func ProtectedFiles() map[string]string {
 		FileControlLock: FileControlLock + " guards the control queue of grub and is off limits to the agent",
 	}
 }
+
+// SkippedDirs names the folders of a task folder that the agent's searches
+// (list_files, glob, grep) do not enter from outside: the transcripts and
+// the spilled tool outputs, whose copies of earlier tool results would
+// drown real matches. It returns a new slice on each call.
+func SkippedDirs() []string { return []string{DirTurns, DirSpill} }

@@ -71,18 +71,21 @@ func (r *turnRun) elideUnderPressure() {
 // stub is what replaces an elided tool result.
 func (r *turnRun) stub(i int) string {
 	m := r.msgs[i]
-	s := fmt.Sprintf("[output elided to save context; see transcript %s, tool call %s", r.stubRef, m.ToolCallID)
+	s := fmt.Sprintf("[output elided to save context; tool call %s", m.ToolCallID)
+	if r.stubRef != "" {
+		s = fmt.Sprintf("[output elided to save context; see transcript %s, tool call %s", r.stubRef, m.ToolCallID)
+	}
 	if p := r.spills[i]; p != "" {
 		s += ", full output in " + p
 	}
 	return s + "]"
 }
 
-// stubRef names the transcript for the model: relative to the workspace
-// when it is inside it.
+// stubRef names the transcript at path for the model: relative to the
+// workspace when it is inside it; "" when the turn keeps no transcript.
 func stubRef(t agent.Turn, path string) string {
 	if path == "" {
-		return fmt.Sprintf("turns/%04d.jsonl", t.Iteration)
+		return ""
 	}
 	if t.Workspace != "" {
 		if rel, err := filepath.Rel(t.Workspace, path); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {

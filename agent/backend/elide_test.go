@@ -12,6 +12,7 @@ import (
 
 	"github.com/grub-dev/grub/agent"
 	"github.com/grub-dev/grub/agent/tools"
+	"github.com/grub-dev/grub/internal/llm"
 	"github.com/grub-dev/grub/internal/llm/llmtest"
 )
 
@@ -96,7 +97,7 @@ func TestStubRef(t *testing.T) {
 		path string
 		want string
 	}{
-		{"no transcript path", turn, "", "turns/0004.jsonl"},
+		{"no transcript", turn, "", ""},
 		{"inside the workspace", turn, filepath.Join(ws, ".grub", "id", "turns", "0004.jsonl"), ".grub/id/turns/0004.jsonl"},
 		{"outside the workspace", turn, filepath.Join(ws+"-harness", "0004.jsonl"), filepath.Join(ws+"-harness", "0004.jsonl")},
 		{"no workspace", agent.Turn{Iteration: 4}, filepath.Join(ws, "t.jsonl"), filepath.Join(ws, "t.jsonl")},
@@ -107,5 +108,17 @@ func TestStubRef(t *testing.T) {
 				t.Errorf("stubRef = %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// A turn that keeps no transcript gets stubs that point at none.
+func TestStubWithoutTranscript(t *testing.T) {
+	r := &turnRun{msgs: []llm.Message{{Role: llm.RoleTool, ToolCallID: "call-1", Content: "big"}}, spills: map[int]string{}}
+	if got, want := r.stub(0), "[output elided to save context; tool call call-1]"; got != want {
+		t.Errorf("stub = %q, want %q", got, want)
+	}
+	r.stubRef = ".grub/x/turns/0001.jsonl"
+	if got, want := r.stub(0), "[output elided to save context; see transcript .grub/x/turns/0001.jsonl, tool call call-1]"; got != want {
+		t.Errorf("stub = %q, want %q", got, want)
 	}
 }

@@ -482,3 +482,36 @@ func TestOpenAIReportsShellProcessGroups(t *testing.T) {
 		t.Fatalf("Started got %v, want the shell command's process group", groups)
 	}
 }
+
+// The tasks folder, protected files and skipped folders of the turn reach
+// the built-in tools.
+func TestOpenAITurnConfinesTools(t *testing.T) {
+	turn := newTurn(t, 1, "peek")
+	turn.TasksDir = ".grub"
+	turn.Protected = map[string]string{"state.json": "state.json is off limits"}
+	turn.Skipped = []string{"turns"}
+	for name, text := range map[string]string{"state.json": "{}\n", "turns/0001.jsonl": "needle\n"} {
+		p := filepath.Join(turn.HarnessDir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := llmtest.Start(t,
+		llmtest.Calls(nil, llmtest.Call("read_file", map[string]any{"path": ".grub/0123abcd/state.json"})),
+		llmtest.Calls(nil, llmtest.Call("grep", map[string]any{"pattern": "needle"})),
+		llmtest.Text(finalMessage, nil),
+	)
+	if _, err := NewOpenAI(OpenAIConfig{Client: newClient(t, srv)}).RunTurn(context.Background(), turn); err != nil {
+		t.Fatalf("RunTurn: %v", err)
+	}
+	last := srv.Requests()[2].Decoded
+	if got := last[3].Content; !strings.Contains(got, "state.json is off limits") {
+		t.Errorf("read_file of a protected file = %q, want the refusal", got)
+	}
+	if got := last[5].Content; strings.Contains(got, "0001.jsonl") {
+		t.Errorf("grep entered a skipped folder: %q", got)
+	}
+}

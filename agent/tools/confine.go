@@ -10,9 +10,6 @@ import (
 	"syscall"
 )
 
-// grubDir is the folder under the workspace root that holds the tasks.
-const grubDir = ".grub"
-
 // maxLinkHops is how many symbolic links one path may pass through before
 // it is refused, as the kernel's ELOOP limit does.
 const maxLinkHops = 40
@@ -33,14 +30,19 @@ type workspace struct {
 	real    string // the root with symlinks resolved
 	spill   string // the spill folder as configured, cleaned; "" if none
 	rootErr error  // why the root could not be resolved, reported on use
-	// protected names the files of a task folder (.grub/<id>/) the model
-	// may neither read nor write, with the reason it is told.
+	// protected names the files of a task folder (tasksDir/<id>/) the
+	// model may neither read nor write, with the reason it is told.
 	protected map[string]string
+	tasksDir  string   // the folder under the root holding the task folders
+	skipped   []string // the task folders' folders walks do not enter
 }
 
 func newWorkspace(cfg Config) *workspace {
-	w := &workspace{root: filepath.Clean(cfg.Workspace), spill: filepath.Clean(cfg.SpillDir), protected: cfg.Protected}
+	w := &workspace{root: filepath.Clean(cfg.Workspace), spill: filepath.Clean(cfg.SpillDir), protected: cfg.Protected,
+		tasksDir: cfg.TasksDir, skipped: cfg.Skipped}
 	switch {
+	case cfg.tasksErr() != nil:
+		w.rootErr = cfg.tasksErr()
 	case cfg.Workspace == "":
 		w.rootErr = errors.New("tools: no workspace configured")
 	case !filepath.IsAbs(cfg.Workspace):
@@ -164,16 +166,16 @@ func (w *workspace) protectedReason(abs string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return protectedRel(w.protected, rel)
+	return protectedRel(w.tasksDir, w.protected, rel)
 }
 
 // protectedRel reports whether rel, a path relative to the workspace root,
-// names .grub/<any>/<name> for a name in protected, and why. Names are
-// compared without regard to case, so that a case-insensitive file system
-// cannot be used around it.
-func protectedRel(protected map[string]string, rel string) (string, bool) {
+// names <tasksDir>/<any>/<name> for a name in protected, and why. Names
+// are compared without regard to case, so that a case-insensitive file
+// system cannot be used around it.
+func protectedRel(tasksDir string, protected map[string]string, rel string) (string, bool) {
 	parts := strings.Split(filepath.ToSlash(rel), "/")
-	if len(parts) != 3 || !strings.EqualFold(parts[0], grubDir) {
+	if tasksDir == "" || len(parts) != 3 || !strings.EqualFold(parts[0], tasksDir) {
 		return "", false
 	}
 	for name, why := range protected {

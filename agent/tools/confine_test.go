@@ -152,17 +152,24 @@ func TestProtectedRel(t *testing.T) {
 		{".grub/state.json", false},
 	}
 	for _, tc := range tests {
-		if _, got := protectedRel(harness.ProtectedFiles(), tc.rel); got != tc.want {
+		if _, got := protectedRel(harness.GrubDirName, harness.ProtectedFiles(), tc.rel); got != tc.want {
 			t.Errorf("protectedRel(%q) = %v, want %v", tc.rel, got, tc.want)
 		}
 	}
 	// The tools protect the names they are told, and only those.
 	custom := map[string]string{"notes.md": "notes.md is private"}
-	if why, ok := protectedRel(custom, ".grub/x/Notes.md"); !ok || !strings.HasPrefix(why, "notes.md is private") {
+	if why, ok := protectedRel(harness.GrubDirName, custom, ".grub/x/Notes.md"); !ok || !strings.HasPrefix(why, "notes.md is private") {
 		t.Errorf("protectedRel(custom, notes.md) = %q, %v", why, ok)
 	}
-	if _, ok := protectedRel(nil, ".grub/x/state.json"); ok {
+	if _, ok := protectedRel(harness.GrubDirName, nil, ".grub/x/state.json"); ok {
 		t.Error("protectedRel(nil, state.json) protects a name it was not told")
+	}
+	// And only in the tasks folder they are told.
+	if _, ok := protectedRel("tasks", harness.ProtectedFiles(), ".grub/x/state.json"); ok {
+		t.Error("protectedRel(tasks, .grub/x/state.json) protects outside its tasks folder")
+	}
+	if _, ok := protectedRel("", harness.ProtectedFiles(), ".grub/x/state.json"); ok {
+		t.Error("protectedRel with no tasks folder protects a file")
 	}
 }
 

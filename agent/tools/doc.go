@@ -18,9 +18,11 @@
 // Every path parameter is confined to the workspace: relative paths start at
 // its root, absolute ones must lie inside it, ".." may not leave it, and
 // symbolic links are resolved and refused when they lead outside. The
-// protected files of every task's harness folder (.grub/<id>/<name> for
-// each name in Config.Protected, the list the harness package gives) can be
-// neither read nor written.
+// protected files of every task's harness folder (<TasksDir>/<id>/<name>
+// for each name in Config.Protected, the names the harness package gives)
+// can be neither read nor written, and list_files, glob and grep do not
+// enter the task folders' Config.Skipped folders (transcripts and spilled
+// outputs). The tools spell none of these names.
 // The shell is the exception: it runs commands in the workspace root but
 // cannot stop them from reaching elsewhere.
 //

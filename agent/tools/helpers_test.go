@@ -38,7 +38,7 @@ func newEnv(t *testing.T, mod func(*Config)) *env {
 	}
 	e.writeAbs(filepath.Join(e.outside, "secret.txt"), "secret\n")
 	e.cfg = DefaultConfig(e.ws, filepath.Join(e.ws, ".grub", testTaskID, "spill"))
-	e.cfg.Protected = harness.ProtectedFiles()
+	e.cfg.TasksDir, e.cfg.Protected, e.cfg.Skipped = harness.GrubDirName, harness.ProtectedFiles(), harness.SkippedDirs()
 	if mod != nil {
 		mod(&e.cfg)
 	}

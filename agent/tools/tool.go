@@ -87,10 +87,22 @@ type Config struct {
 	// than InlineLimit are written. read_file may read it even if it is
 	// outside the workspace.
 	SpillDir string
-	// Protected names the files of a task folder (.grub/<id>/, any task)
-	// that no tool may read or write, each with the reason the model is
-	// told; the harness provides the list. Nil protects nothing.
+	// TasksDir is the name of the folder under the workspace root that
+	// holds one folder per task; Protected and Skipped name entries
+	// TasksDir/<id>/<name> of those folders (any task). The harness
+	// provides it. "" means there is none, and then Protected and Skipped
+	// must be empty.
+	TasksDir string
+	// Protected names the files of a task folder (any task) that no tool
+	// may read or write, each with the reason the model is told; the
+	// harness provides the list. Nil protects nothing.
 	Protected map[string]string
+	// Skipped names the folders of a task folder (any task) that
+	// list_files, glob and grep do not enter from outside (they still show
+	// them): the harness's transcripts and spilled outputs, whose copies of
+	// earlier tool results would drown real matches. The harness provides
+	// the list. Nil skips none.
+	Skipped []string
 	// InlineLimit is the largest result, in bytes, given to the model
 	// whole; zero means DefaultInlineLimit.
 	InlineLimit int
@@ -114,8 +126,8 @@ type Config struct {
 
 // DefaultConfig returns the default configuration for a workspace whose
 // task spills large results to spillDir: results over 16 KiB spilled,
-// shell commands limited to 10 minutes, grep showing 200 matches, no file
-// protected.
+// shell commands limited to 10 minutes, grep showing 200 matches, no tasks
+// folder known, so no file protected and no folder skipped.
 func DefaultConfig(workspace, spillDir string) Config {
 	return Config{
 		Workspace:      workspace,
@@ -161,8 +173,20 @@ func (c Config) validate() error {
 	if !filepath.IsAbs(c.SpillDir) {
 		return fmt.Errorf("tools: Config.SpillDir %q is not absolute: pass an absolute path", c.SpillDir)
 	}
+	if err := c.tasksErr(); err != nil {
+		return err
+	}
 	if c.InlineLimit < MinInlineLimit {
 		return fmt.Errorf("tools: Config.InlineLimit %d is below the minimum of %d bytes", c.InlineLimit, MinInlineLimit)
+	}
+	return nil
+}
+
+// tasksErr reports names of task folder entries given without the folder
+// they are in: protection that would silently apply to nothing.
+func (c Config) tasksErr() error {
+	if c.TasksDir == "" && (len(c.Protected) > 0 || len(c.Skipped) > 0) {
+		return errors.New("tools: Config.Protected or Config.Skipped is set but Config.TasksDir is empty: set it to the name of the folder holding the task folders")
 	}
 	return nil
 }

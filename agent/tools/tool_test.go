@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"path/filepath"
@@ -150,11 +151,25 @@ func TestAllRejectsBadConfig(t *testing.T) {
 		{"no spill folder", Config{Workspace: dir}, "SpillDir"},
 		{"relative spill folder", Config{Workspace: dir, SpillDir: "spill"}, "not absolute"},
 		{"tiny inline limit", Config{Workspace: dir, SpillDir: dir, InlineLimit: 100}, "below the minimum"},
+		{"protected files without a tasks folder", Config{Workspace: dir, SpillDir: dir, Protected: map[string]string{"lock": "no"}}, "Config.TasksDir is empty"},
+		{"skipped folders without a tasks folder", Config{Workspace: dir, SpillDir: dir, Skipped: []string{"turns"}}, "Config.TasksDir is empty"},
 	}
 	for _, tc := range tests {
 		if _, err := All(tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: All error %v, want one containing %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// A tool built on its own with protected names but no tasks folder fails
+// every call instead of protecting nothing.
+func TestToolWithoutTasksDirFailsClosed(t *testing.T) {
+	dir := t.TempDir()
+	cfg := DefaultConfig(dir, dir)
+	cfg.Protected = map[string]string{"state.json": "off limits"}
+	_, err := NewReadFileTool(cfg).Run(context.Background(), json.RawMessage(`{"path":"a.txt"}`))
+	if err == nil || !strings.Contains(err.Error(), "Config.TasksDir is empty") {
+		t.Errorf("read_file with Protected and no TasksDir: error %v, want a machinery error naming TasksDir", err)
 	}
 }
 

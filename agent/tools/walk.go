@@ -5,20 +5,22 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
 // skipDir reports whether a walk from outside a folder should not enter
-// it: .git, and the transcripts and spilled outputs of grub's tasks
-// (.grub/<id>/turns and .grub/<id>/spill), whose copies of earlier tool
-// results would drown real matches. rel is relative to the workspace root.
-func skipDir(rel string) bool {
+// it: .git, and the folders of grub's task folders the configuration names
+// (Config.Skipped: the transcripts and spilled outputs, whose copies of
+// earlier tool results would drown real matches). rel is relative to the
+// workspace root.
+func (w *workspace) skipDir(rel string) bool {
 	parts := strings.Split(filepath.ToSlash(rel), "/")
 	last := parts[len(parts)-1]
 	if last == ".git" {
 		return true
 	}
-	return len(parts) == 3 && strings.EqualFold(parts[0], grubDir) && (last == "turns" || last == "spill")
+	return len(parts) == 3 && w.tasksDir != "" && strings.EqualFold(parts[0], w.tasksDir) && slices.Contains(w.skipped, last)
 }
 
 // walkEntry is one entry found by walk.
@@ -54,7 +56,7 @@ func (w *workspace) walk(ctx context.Context, root string, visit func(e walkEntr
 		}
 		rel = filepath.ToSlash(rel)
 		verr := visit(walkEntry{abs: p, rel: rel, segs: strings.Split(rel, "/"), d: d})
-		if verr == nil && d.IsDir() && skipDir(w.display(p)) {
+		if verr == nil && d.IsDir() && w.skipDir(w.display(p)) {
 			return fs.SkipDir
 		}
 		return verr

@@ -1,7 +1,7 @@
 // Command grub keeps an AI coding agent working on one long goal, one
 // verified feature at a time, and referees every turn. main only calls
 // os.Exit(cli.Main()); everything else lives in internal/cli and the
-// packages it wires.
+// packages it wires. It may import internal/cli and the standard library.
 //
 // The end-to-end tests of this folder run scripted scenarios
 // (testdata/*.txtar) against the real binary with rogpeppe/go-internal's

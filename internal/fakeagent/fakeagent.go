@@ -295,58 +295,78 @@ func (a *fake) execute(behaviour string) int {
 	if err != nil {
 		return a.fail(err)
 	}
-	next := l.FirstPending()
-	switch behaviour {
-	case "complete-early":
-		fmt.Fprintln(a.out, `<loop-state>{"status":"complete","summary":"everything is done, trust me"}</loop-state>`)
-		return 0
-	case "idle":
-		a.say("continue", "looked around", "look around more", "")
-		return 0
-	case "touch":
-		if err := os.WriteFile(filepath.Join(a.workspace, "touched.txt"), []byte("same\n"), 0o644); err != nil {
-			return a.fail(err)
-		}
-		a.say("continue", "rewrote touched.txt", "rewrite it again", "")
-		return 0
-	case "fail":
-		fmt.Fprintln(a.stderr, "fakeagent: crashed on purpose")
-		return 3
-	case "blocked":
-		fmt.Fprintln(a.out, `<loop-state>{"status":"blocked","summary":"cannot reach the service","blocker":"the API credential is missing"}</loop-state>`)
-		return 0
-	case "question":
-		return a.ask()
-	case "hang":
-		if err := a.hang(); err != nil {
-			return a.end(err)
-		}
-		return 0
-	case "slow":
-		if err := a.sleep(a.slow); err != nil {
-			return a.end(err)
-		}
-	case "scribble":
-		if err := os.WriteFile(filepath.Join(a.harness, "state.json"), []byte("{not json"), 0o644); err != nil {
-			return a.fail(err)
-		}
-		if err := a.sleep(a.slow); err != nil {
-			return a.end(err)
-		}
-	case "list-dir":
-		if err := os.Remove(a.listPath()); err != nil {
-			return a.fail(err)
-		}
-		if err := os.Mkdir(a.listPath(), 0o755); err != nil {
-			return a.fail(err)
-		}
-		a.say("continue", "tidied the harness", "carry on", "")
-		return 0
+	if code, done := a.beforeWork(behaviour); done {
+		return code
 	}
+	next := l.FirstPending()
 	if next == nil {
 		a.say("complete", "all features pass", "", "")
 		return 0
 	}
+	if err := a.work(l, next, behaviour); err != nil {
+		return a.fail(err)
+	}
+	a.report(l, next, behaviour)
+	return 0
+}
+
+// beforeWork plays the behaviours that end the turn without working on a
+// feature (done is then set, with the exit code), and the waits and
+// scribbles that come before the work.
+func (a *fake) beforeWork(behaviour string) (code int, done bool) {
+	switch behaviour {
+	case "complete-early":
+		fmt.Fprintln(a.out, `<loop-state>{"status":"complete","summary":"everything is done, trust me"}</loop-state>`)
+		return 0, true
+	case "idle":
+		a.say("continue", "looked around", "look around more", "")
+		return 0, true
+	case "touch":
+		if err := os.WriteFile(filepath.Join(a.workspace, "touched.txt"), []byte("same\n"), 0o644); err != nil {
+			return a.fail(err), true
+		}
+		a.say("continue", "rewrote touched.txt", "rewrite it again", "")
+		return 0, true
+	case "fail":
+		fmt.Fprintln(a.stderr, "fakeagent: crashed on purpose")
+		return 3, true
+	case "blocked":
+		fmt.Fprintln(a.out, `<loop-state>{"status":"blocked","summary":"cannot reach the service","blocker":"the API credential is missing"}</loop-state>`)
+		return 0, true
+	case "question":
+		return a.ask(), true
+	case "hang":
+		if err := a.hang(); err != nil {
+			return a.end(err), true
+		}
+		return 0, true
+	case "slow":
+		if err := a.sleep(a.slow); err != nil {
+			return a.end(err), true
+		}
+	case "scribble":
+		if err := os.WriteFile(filepath.Join(a.harness, "state.json"), []byte("{not json"), 0o644); err != nil {
+			return a.fail(err), true
+		}
+		if err := a.sleep(a.slow); err != nil {
+			return a.end(err), true
+		}
+	case "list-dir":
+		if err := os.Remove(a.listPath()); err != nil {
+			return a.fail(err), true
+		}
+		if err := os.Mkdir(a.listPath(), 0o755); err != nil {
+			return a.fail(err), true
+		}
+		a.say("continue", "tidied the harness", "carry on", "")
+		return 0, true
+	}
+	return 0, false
+}
+
+// work implements next (the first pending feature of l) and flips it, the
+// honest way or with the cheat behaviour names, and writes the list back.
+func (a *fake) work(l *featurelist.List, next *featurelist.Feature, behaviour string) error {
 	evidence := fmt.Sprintf("created %s.done and ran its verify command", next.ID)
 	switch behaviour {
 	case "edit-description":
@@ -358,7 +378,7 @@ func (a *fake) execute(behaviour string) int {
 	}
 	if behaviour != "verify-fail" {
 		if err := os.WriteFile(filepath.Join(a.workspace, next.ID+".done"), []byte("done\n"), 0o644); err != nil {
-			return a.fail(err)
+			return err
 		}
 	}
 	next.Passes, next.Evidence = true, &evidence
@@ -369,27 +389,30 @@ func (a *fake) execute(behaviour string) int {
 		}
 	}
 	if err := a.writeList(l); err != nil {
-		return a.fail(err)
+		return err
 	}
 	if behaviour == "write-state" {
-		if err := os.WriteFile(filepath.Join(a.harness, "state.json"), []byte(`{"status":"complete"}`), 0o644); err != nil {
-			return a.fail(err)
-		}
+		return os.WriteFile(filepath.Join(a.harness, "state.json"), []byte(`{"status":"complete"}`), 0o644)
+	}
+	return nil
+}
+
+// report ends a turn that worked on next with the final message the
+// behaviour calls for.
+func (a *fake) report(l *featurelist.List, next *featurelist.Feature, behaviour string) {
+	switch behaviour {
+	case "no-loop-state":
+		fmt.Fprintln(a.out, "I implemented "+next.ID+" and I am sure it works.")
+		return
+	case "bad-loop-state":
+		fmt.Fprintln(a.out, `<loop-state>{"status":"continue","summary":</loop-state>`)
+		return
 	}
 	status, nextStep := "continue", "implement the next pending feature"
 	if l.FirstPending() == nil {
 		status, nextStep = "complete", ""
 	}
-	switch behaviour {
-	case "no-loop-state":
-		fmt.Fprintln(a.out, "I implemented "+next.ID+" and I am sure it works.")
-		return 0
-	case "bad-loop-state":
-		fmt.Fprintln(a.out, `<loop-state>{"status":"continue","summary":</loop-state>`)
-		return 0
-	}
 	a.say(status, "implemented "+next.ID, nextStep, next.ID)
-	return 0
 }
 
 func (a *fake) readList() (*featurelist.List, error) {

@@ -13,6 +13,8 @@ import (
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
+
+	"github.com/grub-dev/grub/harness"
 )
 
 // TestTurnSequence runs a scripted task: every turn leaves exactly one
@@ -27,7 +29,7 @@ func TestTurnSequence(t *testing.T) {
 		"README.md":                    "# demo\n",
 		"node_modules/left-pad/pkg.js": "module.exports = 1\n",
 		"debug.log":                    "noise\n",
-		".grub/.gitignore":             grubIgnore,
+		".grub/.gitignore":             harness.Gitignore,
 	})
 	r := mustOpen(t, dir)
 	if _, err := r.InitialCommit(context.Background(), "grub: the project before task ab12cd34"); err != nil {
@@ -507,7 +509,7 @@ func TestDirty(t *testing.T) {
 
 func TestTreeHash(t *testing.T) {
 	t.Parallel()
-	dir, r := committedRepo(t, map[string]string{".gitignore": "node_modules/\n", "a.txt": "a\n", ".grub/.gitignore": grubIgnore,
+	dir, r := committedRepo(t, map[string]string{".gitignore": "node_modules/\n", "a.txt": "a\n", ".grub/.gitignore": harness.Gitignore,
 		".grub/ab12cd34/state.json": "{}"})
 	token := func() string {
 		t.Helper()

@@ -29,5 +29,5 @@
 //
 // gitx never pushes, resets, rebases, amends or moves any reference other
 // than the current branch (or a detached HEAD). It may import the standard
-// library and go-git; nothing of grub.
+// library and go-git (with its go-billy file system); nothing of grub.
 package gitx

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/grub-dev/grub/harness"
 )
 
 // TestSameTreeAsGit builds the same work tree twice, commits one copy
@@ -82,7 +84,7 @@ func sameTreeSteps() []treeStep {
 				"web/app.js.map":         "ignored\n",
 				"web/app.js":             "kept\n",
 				"web/deep/x.map":         "ignored\n",
-				".grub/.gitignore":       grubIgnore,
+				".grub/.gitignore":       harness.Gitignore,
 				".grub/ab12cd34/lock":    "pid\n",
 				".grub/ab12cd34/turns/1": "x\n",
 				".grub/ab12cd34/s.json":  "{}\n",

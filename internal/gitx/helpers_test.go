@@ -36,16 +36,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// grubIgnore is what harness writes to .grub/.gitignore.
-const grubIgnore = `# Written by grub: runtime files of a running task, never committed.
-*/lock
-*/control.json
-*/control.lock
-*/turns/
-*/spill/
-*.tmp-*
-`
-
 // initRepo makes an empty repository with go-git in a new folder.
 func initRepo(t testing.TB) string {
 	t.Helper()
