@@ -132,21 +132,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		tailN = DefaultTailBytes
 	}
 
-	argv := s.Args
-	if len(argv) == 0 {
-		argv = []string{"sh", "-c", s.Command}
-	}
-	if s.Wrap != nil {
-		argv = s.Wrap(argv)
-	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = s.Dir
-	switch {
-	case s.BaseEnv != nil:
-		cmd.Env = append(append([]string(nil), s.BaseEnv...), s.Env...)
-	case len(s.Env) > 0:
-		cmd.Env = append(os.Environ(), s.Env...)
-	}
+	cmd := command(s)
 	cmd.Stdin = s.Stdin
 	tail := newTailBuffer(tailN)
 	stdout := &capture{max: maxOut, tail: tail, tee: s.Stdout}
@@ -218,6 +204,27 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		return res, fmt.Errorf("proc: run %s: %w", describe(s), waitErr)
 	}
 	return res, nil
+}
+
+// command builds the exec.Cmd of s: its argv (Args, or sh -c Command,
+// through Wrap when set), folder and environment.
+func command(s Spec) *exec.Cmd {
+	argv := s.Args
+	if len(argv) == 0 {
+		argv = []string{"sh", "-c", s.Command}
+	}
+	if s.Wrap != nil {
+		argv = s.Wrap(argv)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = s.Dir
+	switch {
+	case s.BaseEnv != nil:
+		cmd.Env = append(append([]string(nil), s.BaseEnv...), s.Env...)
+	case len(s.Env) > 0:
+		cmd.Env = append(os.Environ(), s.Env...)
+	}
+	return cmd
 }
 
 // describe names the command in s for an error message.
