@@ -1,5 +1,6 @@
-// Package layering holds no code: its test checks every package's imports
-// against the layering rules in docs/ARCHITECTURE.md, so that the rules
-// hold in code and not only in prose. It imports nothing; its test only
-// the standard library (go/build).
+// Package layering holds no code: its tests check the structural rules of
+// docs/ARCHITECTURE.md in code rather than only in prose: every package's
+// imports against the layering rules, and no function longer than 100
+// lines. It imports nothing; its tests only the standard library (go/build,
+// go/parser).
 package layering
