@@ -40,15 +40,7 @@ git log -p .grub/<id>/progress-log.md.
   grub history 0a1b2c3d --json | jq '.turns[] | select(.status == "failed")'`,
 		Args:              taskIDArg,
 		ValidArgsFunction: completeTaskIDs(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				opts.ID = args[0]
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return historyRun(opts)
-		},
+		RunE:              idRunE(opts, &opts.ID, runF, historyRun),
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print one JSON object (schemas/history-output.schema.json)")
 	return cmd

@@ -37,15 +37,7 @@ shows how it grew.`,
   git log -p .grub/0a1b2c3d/progress-log.md`,
 		Args:              taskIDArg,
 		ValidArgsFunction: completeTaskIDs(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				opts.ID = args[0]
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return logRun(opts)
-		},
+		RunE:              idRunE(opts, &opts.ID, runF, logRun),
 	}
 }
 

@@ -46,15 +46,7 @@ grub resume continues a paused task.`,
   grub resume                  # later: continue where it stopped`,
 		Args:              taskIDArg,
 		ValidArgsFunction: completeTaskIDs(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				opts.ID = args[0]
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return pauseRun(opts)
-		},
+		RunE:              idRunE(opts, &opts.ID, runF, pauseRun),
 	}
 	cmd.Flags().BoolVar(&opts.Immediate, "now", false, "cancel the current turn instead of letting it finish")
 	return cmd

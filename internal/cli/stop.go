@@ -43,15 +43,7 @@ still continue a stopped task.`,
   grub stop 0a1b2c3d`,
 		Args:              taskIDArg,
 		ValidArgsFunction: completeTaskIDs(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				opts.ID = args[0]
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return stopRun(opts)
-		},
+		RunE:              idRunE(opts, &opts.ID, runF, stopRun),
 	}
 	return cmd
 }

@@ -154,3 +154,17 @@ func taskIDArg(cmd *cobra.Command, args []string) error {
 	}
 	return nil
 }
+
+// idRunE is the RunE of a command that takes an optional task id: it
+// stores the id in *id and runs runF (a test's) or run.
+func idRunE[O any](opts *O, id *string, runF, run func(*O) error) func(*cobra.Command, []string) error {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			*id = args[0]
+		}
+		if runF != nil {
+			return runF(opts)
+		}
+		return run(opts)
+	}
+}
