@@ -17,7 +17,14 @@
 //
 // Every path parameter is confined to the workspace: relative paths start at
 // its root, absolute ones must lie inside it, ".." may not leave it, and
-// symbolic links are resolved and refused when they lead outside. The
+// symbolic links are resolved and refused when they lead outside, naming
+// the link. grub's own folders (.grub, .grub/<id>, its turns and spill
+// folders, and a spill folder configured outside the workspace) are never
+// followed through a link, wherever it points: the agent can replace them
+// with links from its shell. The outside spill folder is known by its
+// parent's real path, resolved once when the tools are built, so a link
+// planted in its place later never widens what may be read. Files are
+// opened without following a link put in place of the checked one. The
 // protected files of every task's harness folder (.grub/<id>/<name> for
 // each name in Config.Protected, the list the harness package gives) can be
 // neither read nor written.
