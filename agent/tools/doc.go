@@ -33,7 +33,14 @@
 //
 // A result longer than Config.InlineLimit is written whole to a new file in
 // Config.SpillDir, and the model gets its head and tail, its size and the
-// path to read the rest with read_file (spill.go).
+// path to read the rest with read_file (spill.go). Spill files are made
+// without following links: the spill folder is reached through an os.Root
+// (the workspace, or the folder's parent when it lies outside), a link in
+// place of grub's own folders is replaced by a real folder, and files are
+// created with O_EXCL|O_NOFOLLOW, never overwritten. The tools of one All
+// (one turn) share a spill budget, Config.SpillCap (DefaultSpillCap, 256
+// MiB); a result past it is not written, and the model gets its head and
+// tail with a note saying the rest is lost.
 //
 // tools may import the standard library, internal/proc and
 // internal/atomicfile (the one atomic writer, used by write_file and

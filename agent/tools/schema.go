@@ -199,6 +199,7 @@ type descData struct {
 	ShellTimeout        string
 	MaxShellTimeoutSecs int
 	ShellMaxOutputMiB   int
+	SpillCapMiB         int64
 	MaxReadLines        int
 	MaxLineChars        int
 	MaxGrepMatches      int
@@ -221,6 +222,7 @@ func renderDescription(name, text string, cfg Config) string {
 		ShellTimeout:        FormatDuration(cfg.ShellTimeout),
 		MaxShellTimeoutSecs: int(MaxShellTimeout / time.Second),
 		ShellMaxOutputMiB:   ShellMaxOutput >> 20,
+		SpillCapMiB:         cfg.SpillCap >> 20,
 		MaxReadLines:        MaxReadLines,
 		MaxLineChars:        MaxLineChars,
 		MaxGrepMatches:      cfg.MaxGrepMatches,

@@ -19,6 +19,9 @@ const (
 	// MinInlineLimit is the smallest inline limit All accepts: below it a
 	// spilled result's preview has no room for its head and tail.
 	MinInlineLimit = 1 << 10
+	// DefaultSpillCap is how many bytes the tools of one turn may write to
+	// spill files (see Config.SpillCap).
+	DefaultSpillCap = 256 << 20
 	// DefaultShellTimeout is how long a shell command may run when the
 	// model does not ask for another timeout.
 	DefaultShellTimeout = 10 * time.Minute
@@ -94,6 +97,11 @@ type Config struct {
 	// InlineLimit is the largest result, in bytes, given to the model
 	// whole; zero means DefaultInlineLimit.
 	InlineLimit int
+	// SpillCap caps the bytes the tools built by one All (one turn) write
+	// to spill files together; past it a large output is dropped (the
+	// model gets its head and tail and a note saying so). Zero means
+	// DefaultSpillCap.
+	SpillCap int64
 	// ShellTimeout is the shell tool's default timeout; zero means
 	// DefaultShellTimeout.
 	ShellTimeout time.Duration
@@ -110,6 +118,10 @@ type Config struct {
 	// Wrap, when set, puts a launcher in front of every shell command (the
 	// sandbox); see proc.Spec.Wrap.
 	Wrap func(argv []string) []string
+
+	// budget is the spill budget All shares between the tools it builds;
+	// a tool built alone gets its own.
+	budget *spillBudget
 }
 
 // DefaultConfig returns the default configuration for a workspace whose
@@ -136,6 +148,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxGrepMatches <= 0 {
 		c.MaxGrepMatches = DefaultMaxGrepMatches
+	}
+	if c.SpillCap <= 0 {
+		c.SpillCap = DefaultSpillCap
 	}
 	return c
 }
@@ -169,7 +184,8 @@ func (c Config) validate() error {
 
 // All returns every tool, in a stable order (shell, read_file, write_file,
 // edit_file, list_files, glob, grep), built from cfg with its zero fields
-// set to their defaults. It fails if the workspace is not an existing
+// set to their defaults and sharing one spill budget (Config.SpillCap): build
+// them anew for each turn. It fails if the workspace is not an existing
 // absolute folder, no spill folder is known or the inline limit is below
 // MinInlineLimit.
 func All(cfg Config) ([]Tool, error) {
@@ -177,6 +193,7 @@ func All(cfg Config) ([]Tool, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	cfg.budget = newSpillBudget(cfg.SpillCap)
 	return []Tool{
 		NewShellTool(cfg),
 		NewReadFileTool(cfg),
