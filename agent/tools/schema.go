@@ -198,7 +198,6 @@ type descData struct {
 	InlineLimitKiB      int
 	ShellTimeout        string
 	MaxShellTimeoutSecs int
-	ShellMaxOutputMiB   int
 	SpillCapMiB         int64
 	MaxReadLines        int
 	MaxLineChars        int
@@ -221,7 +220,6 @@ func renderDescription(name, text string, cfg Config) string {
 		InlineLimitKiB:      cfg.InlineLimit >> 10,
 		ShellTimeout:        FormatDuration(cfg.ShellTimeout),
 		MaxShellTimeoutSecs: int(MaxShellTimeout / time.Second),
-		ShellMaxOutputMiB:   ShellMaxOutput >> 20,
 		SpillCapMiB:         cfg.SpillCap >> 20,
 		MaxReadLines:        MaxReadLines,
 		MaxLineChars:        MaxLineChars,

@@ -110,7 +110,8 @@ func (s *spiller) write(text string) (string, error) {
 }
 
 // create makes a new, empty file <tool>-<n><suffix> in the spill folder,
-// for the first n not taken, and returns it open for writing with its path.
+// for the first n not taken, and returns it open for reading and writing
+// with its path.
 func (s *spiller) create(suffix string) (*os.File, string, error) {
 	for {
 		n := s.next.Add(1) - 1
@@ -134,7 +135,7 @@ func (s *spiller) open(name string) (*os.File, string, error) {
 	}
 	defer root.Close()
 	path := filepath.Join(root.Name(), rel, name)
-	f, err := root.OpenFile(filepath.Join(rel, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL|oNoFollow, 0o644)
+	f, err := root.OpenFile(filepath.Join(rel, name), os.O_RDWR|os.O_CREATE|os.O_EXCL|oNoFollow, 0o644)
 	if err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return nil, "", err

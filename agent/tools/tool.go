@@ -27,9 +27,6 @@ const (
 	DefaultShellTimeout = 10 * time.Minute
 	// MaxShellTimeout is the longest timeout a shell call may ask for.
 	MaxShellTimeout = 30 * time.Minute
-	// ShellMaxOutput caps the bytes of standard output (and, separately,
-	// standard error) a shell command's result keeps.
-	ShellMaxOutput = 32 << 20
 	// DefaultMaxGrepMatches is how many matching lines grep shows.
 	DefaultMaxGrepMatches = 200
 	// MaxReadLines is the most lines one read_file call returns.
