@@ -26,12 +26,18 @@ const (
 
 // workspace confines paths to a workspace root.
 type workspace struct {
-	root    string // the root as configured, cleaned
-	real    string // the root with symlinks resolved
-	spill   string // the spill folder as configured, cleaned; "" if none
-	rootErr error  // why the root could not be resolved, reported on use
-	// protected names the files of a task folder (tasksDir/<id>/) the
-	// model may neither read nor write, with the reason it is told.
+	root  string // the root as configured, cleaned
+	real  string // the root with symlinks resolved
+	spill string // the spill folder as configured, cleaned; "" if none
+	// spillReal is the spill folder with its parent's symlinks resolved
+	// once, when the tools are built, and only when it lies outside the
+	// workspace (read_file may read it there); "" otherwise. A link
+	// planted later in its place leads elsewhere, so what it reaches is
+	// never mistaken for the spill folder.
+	spillReal string
+	rootErr   error // why the root could not be resolved, reported on use
+	// protected names the files of a task folder (tasksDir/<id>/) the model
+	// may neither read nor write, with the reason it is told.
 	protected map[string]string
 	tasksDir  string   // the folder under the root holding the task folders
 	skipped   []string // the task folders' folders walks do not enter
@@ -54,7 +60,30 @@ func newWorkspace(cfg Config) *workspace {
 		}
 		w.real = real
 	}
+	w.spillReal = w.outsideSpill()
 	return w
+}
+
+// outsideSpill returns the spill folder with its parent's symlinks resolved
+// when it is configured outside the workspace, "" otherwise.
+func (w *workspace) outsideSpill() string {
+	if w.spill == "" || w.spill == "." || !filepath.IsAbs(w.spill) || w.real == "" {
+		return ""
+	}
+	for _, root := range []string{w.root, w.real} {
+		if _, ok := within(root, w.spill); ok {
+			return ""
+		}
+	}
+	parent, err := resolveLinks(filepath.Dir(w.spill), 0)
+	if err != nil {
+		return ""
+	}
+	real := filepath.Join(parent, filepath.Base(w.spill))
+	if _, ok := within(w.real, real); ok {
+		return ""
+	}
+	return real
 }
 
 // check reports a workspace that cannot be used: a machinery failure.
@@ -117,16 +146,22 @@ func (w *workspace) resolve(p string, a access) (target, error) {
 		return target{}, mistakef("refused: %s", msg)
 	}
 
+	if msg, ok := w.grubLink(lexical); ok {
+		return target{}, mistakef("refused: %s: %s", p, msg)
+	}
+
 	real, err := resolveLinks(lexical, 0)
 	if err != nil {
 		return target{}, mistakef("cannot resolve %s: %v", p, err)
 	}
 	rel, inside := within(w.real, real)
-	if !inside && a == readAccess && w.inSpill(real) {
-		inside, rel = true, real
+	if !inside && a == readAccess && w.spillReal != "" {
+		if _, ok := within(w.spillReal, real); ok {
+			inside, rel = true, real
+		}
 	}
 	if !inside {
-		return target{}, mistakef("refused: %s resolves through a symbolic link to %s, outside the workspace; every path must stay inside the workspace", p, real)
+		return target{}, mistakef("refused: %s", w.escape(p, lexical, real))
 	}
 	if msg, ok := w.protectedReason(real); ok {
 		return target{}, mistakef("refused: %s", msg)
@@ -134,21 +169,88 @@ func (w *workspace) resolve(p string, a access) (target, error) {
 	return target{abs: real, rel: filepath.ToSlash(rel)}, nil
 }
 
-// inSpill reports whether p is in the spill folder, as configured or with
-// its symlinks resolved.
+// inSpill reports whether p lies in the spill folder configured outside
+// the workspace, as configured or with its parent resolved.
 func (w *workspace) inSpill(p string) bool {
-	if w.spill == "" || w.spill == "." {
+	if w.spillReal == "" {
 		return false
 	}
 	if _, ok := within(w.spill, p); ok {
 		return true
 	}
-	real, err := resolveLinks(w.spill, 0)
-	if err != nil {
+	_, ok := within(w.spillReal, p)
+	return ok
+}
+
+// grubLink reports whether p (lexical, absolute) passes through one of
+// grub's own folders that is a symbolic link: .grub, a task folder
+// .grub/<id>, its turns and spill folders, or the spill folder configured
+// outside the workspace. Such a link is refused whatever it points at, so
+// that a planted link never turns grub's folders into a way out.
+func (w *workspace) grubLink(p string) (string, bool) {
+	var folders []string
+	if rel, ok := within(w.real, p); ok && rel != "." {
+		parts := strings.Split(filepath.ToSlash(rel), "/")
+		for i := 1; i <= len(parts) && i <= 3; i++ {
+			prefix := strings.Join(parts[:i], "/")
+			if w.grubFolder(prefix) {
+				folders = append(folders, filepath.Join(w.real, filepath.FromSlash(prefix)))
+			}
+		}
+	}
+	if w.spillReal != "" && w.inSpill(p) {
+		folders = append(folders, w.spillReal)
+	}
+	for _, f := range folders {
+		fi, err := os.Lstat(f)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			continue
+		}
+		dest, _ := os.Readlink(f)
+		return fmt.Sprintf("%s is a symbolic link (to %s), and grub's own folders are never followed through a link", w.display(f), dest), true
+	}
+	return "", false
+}
+
+// grubFolder reports whether rel, relative to the workspace root, names
+// the tasks folder (Config.TasksDir), a task folder in it, or a folder of a
+// task that walks skip (its transcripts and spilled outputs).
+func (w *workspace) grubFolder(rel string) bool {
+	parts := strings.Split(filepath.ToSlash(rel), "/")
+	if w.tasksDir == "" || !strings.EqualFold(parts[0], w.tasksDir) {
 		return false
 	}
-	_, ok := within(real, p)
-	return ok
+	return len(parts) <= 2 || (len(parts) == 3 && w.skipDir(rel))
+}
+
+// escape explains why p, lexically at lexical and resolved to real
+// outside the workspace, is refused, naming the first symbolic link on the
+// way when it can find it.
+func (w *workspace) escape(p, lexical, real string) string {
+	start, rel := w.real, ""
+	if r, ok := within(w.real, lexical); ok {
+		rel = r
+	} else if w.spillReal != "" {
+		if r, ok := within(w.spillReal, lexical); ok {
+			start, rel = w.spillReal, r
+		}
+	}
+	cur := start
+	for _, part := range strings.Split(filepath.ToSlash(rel), "/") {
+		if part == "." || part == "" {
+			continue
+		}
+		cur = filepath.Join(cur, part)
+		fi, err := os.Lstat(cur)
+		if err != nil {
+			break
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			dest, _ := os.Readlink(cur)
+			return fmt.Sprintf("%s resolves through the symbolic link %s (to %s) to %s, outside the workspace; tools never follow a link out of the workspace", p, w.display(cur), dest, real)
+		}
+	}
+	return fmt.Sprintf("%s resolves through a symbolic link to %s, outside the workspace; tools never follow a link out of the workspace", p, real)
 }
 
 // display is how a path found under the real root is shown to the model.
@@ -243,4 +345,10 @@ func resolveLinks(p string, hops int) (string, error) {
 		dest = filepath.Join(parent, dest)
 	}
 	return resolveLinks(filepath.Join(filepath.Clean(dest), rest), hops+1)
+}
+
+// openNoFollow opens path, resolved by resolve or found by walk, for
+// reading without following a symbolic link put in its place since.
+func openNoFollow(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|oNoFollow, 0)
 }

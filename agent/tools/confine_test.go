@@ -190,3 +190,82 @@ func TestWorkspaceGoneIsGoError(t *testing.T) {
 		}
 	}
 }
+
+// The attack of issue 9: the agent replaces its task's spill folder (or
+// its transcript folder, or a file in them) with a link and reads through
+// it. Every tool refuses, naming the link; nothing outside is touched.
+func TestConfinementGrubFolderLinks(t *testing.T) {
+	task := ".grub/" + testTaskID
+	tests := []struct {
+		name  string
+		plant func(e *env)
+		path  func(e *env) string
+		want  string
+	}{
+		{"spill folder linked to the outside", func(e *env) { e.symlink(e.outside, task+"/spill") },
+			func(*env) string { return task + "/spill/secret.txt" }, task + "/spill is a symbolic link"},
+		{"spill folder linked to /", func(e *env) { e.symlink("/", task+"/spill") },
+			func(e *env) string { return task + "/spill" + filepath.ToSlash(e.outside) + "/secret.txt" }, task + "/spill is a symbolic link"},
+		{"spill folder itself", func(e *env) { e.symlink(e.outside, task+"/spill") },
+			func(*env) string { return task + "/spill" }, "is a symbolic link"},
+		{"spill folder linked inside the workspace", func(e *env) { e.write("src/secret.txt", "secret\n"); e.symlink("../../src", task+"/spill") },
+			func(*env) string { return task + "/spill/secret.txt" }, task + "/spill is a symbolic link"},
+		{"transcript folder linked", func(e *env) { e.symlink(e.outside, task+"/turns") },
+			func(*env) string { return task + "/turns/secret.txt" }, task + "/turns is a symbolic link"},
+		{"task folder linked", func(e *env) {
+			if err := os.RemoveAll(filepath.Join(e.ws, task)); err != nil {
+				t.Fatal(err)
+			}
+			e.symlink(e.outside, task)
+		}, func(*env) string { return task + "/secret.txt" }, task + " is a symbolic link"},
+		{"link inside the spill folder", func(e *env) { e.write(task+"/spill/keep.txt", "x\n"); e.symlink(e.outside, task+"/spill/out") },
+			func(*env) string { return task + "/spill/out/secret.txt" }, "resolves through the symbolic link " + task + "/spill/out"},
+	}
+	for _, tc := range tests {
+		for tool, args := range pathArgs {
+			t.Run(tc.name+"/"+tool, func(t *testing.T) {
+				e := newEnv(t, nil)
+				tc.plant(e)
+				res := e.run(tool, args(tc.path(e)))
+				if !res.IsError || !strings.Contains(res.Text, tc.want) || strings.Contains(res.Text, "secret\n") {
+					t.Errorf("got IsError=%v %q, want a refusal containing %q", res.IsError, res.Text, tc.want)
+				}
+				if b, _ := os.ReadFile(filepath.Join(e.outside, "secret.txt")); string(b) != "secret\n" {
+					t.Errorf("outside/secret.txt = %q, want it untouched", b)
+				}
+			})
+		}
+	}
+}
+
+// A spill folder configured outside the workspace may be read, but not
+// once it has been replaced by a link: what the link reaches is refused.
+func TestConfinementOutsideSpillLinked(t *testing.T) {
+	var spillDir string
+	e := newEnv(t, func(c *Config) {
+		spillDir = filepath.Join(filepath.Dir(c.Workspace), "spill")
+		c.SpillDir = spillDir
+	})
+	e.writeAbs(filepath.Join(spillDir, "shell-1.txt"), "spilled\n")
+	if res := e.run("read_file", map[string]any{"path": filepath.Join(spillDir, "shell-1.txt")}); res.IsError {
+		t.Fatalf("read the outside spill folder: %q", res.Text)
+	}
+	if err := os.RemoveAll(spillDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(e.outside, spillDir); err != nil {
+		t.Fatal(err)
+	}
+	for tool, args := range pathArgs {
+		for _, p := range []string{filepath.Join(spillDir, "secret.txt"), spillDir} {
+			res := e.run(tool, args(p))
+			want := "symbolic link"
+			if tool == "write_file" || tool == "edit_file" {
+				want = "outside the workspace" // never allowed there
+			}
+			if !res.IsError || !strings.Contains(res.Text, want) {
+				t.Errorf("%s %s through a linked outside spill folder: IsError=%v %q, want a refusal", tool, p, res.IsError, res.Text)
+			}
+		}
+	}
+}

@@ -135,7 +135,7 @@ func (s *grepSearch) file(ctx context.Context, abs, name string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	f, err := os.Open(abs)
+	f, err := openNoFollow(abs)
 	if err != nil {
 		return nil
 	}

@@ -15,7 +15,7 @@ const testTaskID = "0a1b2c3d"
 
 // env is a workspace with the tools built on it, and a folder outside it.
 type env struct {
-	t       *testing.T
+	t       testing.TB
 	ws      string // the workspace root, symlinks resolved
 	outside string // a folder next to the workspace, holding secret.txt
 	cfg     Config
@@ -24,7 +24,7 @@ type env struct {
 
 // newEnv builds a workspace under a temporary folder, a secret file
 // outside it, and every tool; mod may change the configuration first.
-func newEnv(t *testing.T, mod func(*Config)) *env {
+func newEnv(t testing.TB, mod func(*Config)) *env {
 	t.Helper()
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {

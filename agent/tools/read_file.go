@@ -128,7 +128,7 @@ func openRegular(tg target, tool string) (*os.File, error) {
 	case !fi.Mode().IsRegular():
 		return nil, mistakef("%s is not a regular file (%s); %s works on regular files only", tg.rel, fi.Mode().Type(), tool)
 	}
-	f, err := os.Open(tg.abs)
+	f, err := openNoFollow(tg.abs)
 	if err != nil {
 		return nil, mistakef("cannot read %s: %v", tg.rel, err)
 	}

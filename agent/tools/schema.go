@@ -198,7 +198,7 @@ type descData struct {
 	InlineLimitKiB      int
 	ShellTimeout        string
 	MaxShellTimeoutSecs int
-	ShellMaxOutputMiB   int
+	SpillCapMiB         int64
 	MaxReadLines        int
 	MaxLineChars        int
 	MaxGrepMatches      int
@@ -220,7 +220,7 @@ func renderDescription(name, text string, cfg Config) string {
 		InlineLimitKiB:      cfg.InlineLimit >> 10,
 		ShellTimeout:        FormatDuration(cfg.ShellTimeout),
 		MaxShellTimeoutSecs: int(MaxShellTimeout / time.Second),
-		ShellMaxOutputMiB:   ShellMaxOutput >> 20,
+		SpillCapMiB:         cfg.SpillCap >> 20,
 		MaxReadLines:        MaxReadLines,
 		MaxLineChars:        MaxLineChars,
 		MaxGrepMatches:      cfg.MaxGrepMatches,

@@ -43,31 +43,48 @@ func NewShellTool(cfg Config) Tool {
 }
 
 // Run implements Tool. A timeout is an IsError result; a cancellation of
-// ctx kills the command's process group and returns ctx's error.
+// ctx kills the command's process group and returns ctx's error. An output
+// over the inline limit is streamed to a spill file as it arrives (see
+// shellSpill), so memory stays bounded whatever the command prints.
 func (t *ShellTool) Run(ctx context.Context, args json.RawMessage) (Result, error) {
-	text, err := t.run(ctx, args)
-	return finish(t.sp, text, err)
+	call := newShellSpill(t.sp)
+	prefix, res, err := t.run(ctx, args, call)
+	if err != nil {
+		call.cleanup(false)
+		return finish(t.sp, "", err)
+	}
+	if call.spilled() {
+		return call.assemble(prefix, res, res.TimedOut)
+	}
+	text := prefix + formatShell(res, call)
+	if res.TimedOut {
+		return finish(t.sp, "", mistakef("%s", text))
+	}
+	return finish(t.sp, text, nil)
 }
 
-func (t *ShellTool) run(ctx context.Context, args json.RawMessage) (string, error) {
+// run runs the command, teeing its output to call, and returns the line
+// that opens the result (the exit code, or the timeout note) with what
+// proc observed.
+func (t *ShellTool) run(ctx context.Context, args json.RawMessage, call *shellSpill) (string, proc.Result, error) {
 	var p ShellParams
 	if err := decodeArgs(args, &p); err != nil {
-		return "", err
+		return "", proc.Result{}, err
 	}
 	if strings.TrimSpace(p.Command) == "" {
-		return "", mistakef("command is empty; give the command line to run")
+		return "", proc.Result{}, mistakef("command is empty; give the command line to run")
 	}
 	timeout := t.timeout
 	switch {
 	case p.TimeoutSeconds < 0:
-		return "", mistakef("timeout_seconds is %d; give a positive number of seconds, or omit it for the default of %s", p.TimeoutSeconds, FormatDuration(t.timeout))
+		return "", proc.Result{}, mistakef("timeout_seconds is %d; give a positive number of seconds, or omit it for the default of %s", p.TimeoutSeconds, FormatDuration(t.timeout))
 	case p.TimeoutSeconds > int(MaxShellTimeout/time.Second):
-		return "", mistakef("timeout_seconds is %d, over the maximum of %d; split the work into shorter commands", p.TimeoutSeconds, int(MaxShellTimeout/time.Second))
+		return "", proc.Result{}, mistakef("timeout_seconds is %d, over the maximum of %d; split the work into shorter commands", p.TimeoutSeconds, int(MaxShellTimeout/time.Second))
 	case p.TimeoutSeconds > 0:
 		timeout = time.Duration(p.TimeoutSeconds) * time.Second
 	}
 	if err := t.ws.check(); err != nil {
-		return "", err
+		return "", proc.Result{}, err
 	}
 	if t.started != nil {
 		// Once the command and its leftovers are gone there is nothing to
@@ -81,30 +98,34 @@ func (t *ShellTool) run(ctx context.Context, args json.RawMessage) (string, erro
 		BaseEnv:   t.env,
 		Wrap:      t.wrap,
 		Timeout:   timeout,
-		MaxOutput: ShellMaxOutput,
+		MaxOutput: call.keep(),
 		Started:   t.started,
+		Stdout:    call.stdout,
+		Stderr:    call.stderr,
 	})
 	if err != nil {
-		return "", fmt.Errorf("tools: shell: %w", err)
+		return "", res, fmt.Errorf("tools: shell: %w", err)
 	}
 	if res.Cancelled {
 		if ctx.Err() != nil {
-			return "", ctx.Err()
+			return "", res, ctx.Err()
 		}
-		return "", context.Canceled
+		return "", res, context.Canceled
 	}
 	if !res.TimedOut && res.Pgid > 0 {
 		// The command is done; what it left in the background goes too.
 		if err := proc.KillGroup(res.Pgid); err != nil {
-			return "", fmt.Errorf("tools: shell: end the processes the command left running: %w", err)
+			return "", res, fmt.Errorf("tools: shell: end the processes the command left running: %w", err)
 		}
 	}
-	out := formatShell(res)
-	if res.TimedOut {
-		return "", mistakef("command timed out after %s; it was killed with every process it started. "+
-			"Give a larger timeout_seconds, or run less at once.\n%s", FormatDuration(timeout), out)
+	if call.err != nil {
+		return "", res, fmt.Errorf("tools: shell: %w", call.err)
 	}
-	return fmt.Sprintf("exit code %d%s\n%s", res.ExitCode, signalNote(res), out), nil
+	if res.TimedOut {
+		return fmt.Sprintf("command timed out after %s; it was killed with every process it started. "+
+			"Give a larger timeout_seconds, or run less at once.\n", FormatDuration(timeout)), res, nil
+	}
+	return fmt.Sprintf("exit code %d%s\n", res.ExitCode, signalNote(res)), res, nil
 }
 
 // signalNote names the signal that ended the command, if any.
@@ -115,28 +136,32 @@ func signalNote(res proc.Result) string {
 	return " (killed by signal: " + res.Signal + ")"
 }
 
-// formatShell renders a command's captured output for the model.
-func formatShell(res proc.Result) string {
+// formatShell renders a command's output kept in memory for the model.
+// A stream cut in the middle (only when the spill cap kept it from the
+// spill file) says where and why.
+func formatShell(res proc.Result, call *shellSpill) string {
 	var b strings.Builder
-	section := func(name string, data []byte, truncated bool, total int64) {
+	section := func(st *spillStream, data []byte, truncated bool, cutAt int) {
 		if len(data) == 0 && !truncated {
 			return
 		}
-		fmt.Fprintf(&b, "--- %s ---\n", name)
+		fmt.Fprintf(&b, "--- %s ---\n", st.name)
+		if truncated {
+			dropped := st.total - int64(len(data))
+			b.WriteString(strings.ToValidUTF8(string(data[:cutAt]), "\uFFFD"))
+			if cutAt > 0 && data[cutAt-1] != '\n' {
+				b.WriteByte('\n')
+			}
+			fmt.Fprintf(&b, "[... %d bytes of %s dropped: %s ...]\n", dropped, st.name, call.sp.budget.capNote())
+			data = data[cutAt:]
+		}
 		b.WriteString(strings.ToValidUTF8(string(data), "\uFFFD"))
 		if len(data) > 0 && data[len(data)-1] != '\n' {
 			b.WriteByte('\n')
 		}
-		if truncated {
-			if total > 0 {
-				fmt.Fprintf(&b, "[%s truncated: %d bytes written, the first %d kept]\n", name, total, len(data))
-			} else {
-				fmt.Fprintf(&b, "[%s truncated: only the first %d bytes kept]\n", name, len(data))
-			}
-		}
 	}
-	section("stdout", res.Stdout, res.StdoutTruncated, res.StdoutBytes)
-	section("stderr", res.Stderr, res.StderrTruncated, 0)
+	section(call.stdout, res.Stdout, res.StdoutTruncated, res.StdoutCutAt)
+	section(call.stderr, res.Stderr, res.StderrTruncated, res.StderrCutAt)
 	if b.Len() == 0 {
 		return "(no output)"
 	}

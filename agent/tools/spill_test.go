@@ -150,3 +150,117 @@ func TestNoSpillWithinLimit(t *testing.T) {
 		t.Errorf("spill folder created for a small result (%v)", err)
 	}
 }
+
+// A spill folder the agent replaced by a link (to the outside, or to /)
+// before a large result is replaced by a real folder: grub never writes
+// through it.
+func TestSpillFolderLinkReplaced(t *testing.T) {
+	task := ".grub/" + testTaskID
+	for _, tc := range []struct {
+		name  string
+		plant func(e *env)
+	}{
+		{"spill folder linked outside", func(e *env) { e.symlink(e.outside, task+"/spill") }},
+		{"spill folder linked to /", func(e *env) { e.symlink("/", task+"/spill") }},
+		{"task folder linked outside", func(e *env) {
+			if err := os.RemoveAll(filepath.Join(e.ws, task)); err != nil {
+				t.Fatal(err)
+			}
+			e.symlink(e.outside, task)
+		}},
+		{"spill file linked outside", func(e *env) {
+			e.write(task+"/spill/keep.txt", "x\n")
+			e.symlink(filepath.Join(e.outside, "planted.txt"), task+"/spill/shell-1.txt")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, nil)
+			tc.plant(e)
+			before := listAll(t, e.outside)
+			res := e.run("shell", map[string]any{"command": "seq 1 10000"})
+			if res.IsError || res.SpillPath == "" {
+				t.Fatalf("got %+v, want a spilled result", res)
+			}
+			if after := listAll(t, e.outside); after != before {
+				t.Errorf("the outside folder changed:\nbefore %s\nafter  %s", before, after)
+			}
+			spill := filepath.Join(e.ws, task, "spill")
+			if fi, err := os.Lstat(spill); err != nil || !fi.IsDir() {
+				t.Errorf("spill folder is not a real folder: %v %v", fi, err)
+			}
+			full := filepath.Join(e.ws, filepath.FromSlash(res.SpillPath))
+			if fi, err := os.Lstat(full); err != nil || !fi.Mode().IsRegular() || filepath.Dir(full) != spill {
+				t.Errorf("spill file %s is not a regular file in %s: %v %v", res.SpillPath, spill, fi, err)
+			}
+			if !strings.HasSuffix(e.read(res.SpillPath), "\n10000") {
+				t.Errorf("spill file does not hold the output")
+			}
+		})
+	}
+}
+
+// listAll describes every entry under dir, for spotting a change.
+func listAll(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%s %v %d; ", p, info.Mode(), info.Size())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// Past the turn's spill cap a large result is not written: the model gets
+// its head and tail and a note saying the rest is lost. The budget is
+// shared by the tools of one All.
+func TestSpillCap(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.SpillCap = 1 << 20 })
+	sp := e.tools["grep"].(*GrepTool).sp
+	first, err := sp.result(numbered(30000), false) // about 300 KB
+	if err != nil || first.SpillPath == "" {
+		t.Fatalf("first result: %+v %v, want it spilled", first, err)
+	}
+	other := e.tools["list_files"].(*ListFilesTool).sp
+	if _, err := other.result(numbered(30000), false); err != nil {
+		t.Fatal(err)
+	}
+	text := numbered(90000) // about 980 KB: over what is left, within a whole budget
+	res, err := sp.result(text, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.SpillPath != "" || len(res.Text) > e.cfg.InlineLimit {
+		t.Errorf("over the cap: SpillPath %q, %d bytes; want no file and a preview", res.SpillPath, len(res.Text))
+	}
+	for _, want := range []string{"It was not saved to a file: this turn's spill files reached their cap of 1 MiB",
+		"bytes not shown", "line 1\n"} {
+		if !strings.Contains(res.Text, want) {
+			t.Errorf("preview lacks %q:\n%.600s", want, res.Text)
+		}
+	}
+	if !strings.HasSuffix(text, res.Text[len(res.Text)-1000:]) {
+		t.Errorf("the preview does not end with the text's tail")
+	}
+	entries, _ := os.ReadDir(e.cfg.SpillDir)
+	if len(entries) != 2 {
+		t.Errorf("%d spill files, want 2 (the third was over the cap)", len(entries))
+	}
+	// A new turn (a new All) starts with the whole budget.
+	fresh, err := All(e.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := fresh[6].(*GrepTool).sp.result(text, false); err != nil || res.SpillPath == "" {
+		t.Errorf("next turn: %+v %v, want the result spilled", res, err)
+	}
+}

@@ -19,14 +19,14 @@ const (
 	// MinInlineLimit is the smallest inline limit All accepts: below it a
 	// spilled result's preview has no room for its head and tail.
 	MinInlineLimit = 1 << 10
+	// DefaultSpillCap is how many bytes the tools of one turn may write to
+	// spill files (see Config.SpillCap).
+	DefaultSpillCap = 256 << 20
 	// DefaultShellTimeout is how long a shell command may run when the
 	// model does not ask for another timeout.
 	DefaultShellTimeout = 10 * time.Minute
 	// MaxShellTimeout is the longest timeout a shell call may ask for.
 	MaxShellTimeout = 30 * time.Minute
-	// ShellMaxOutput caps the bytes of standard output (and, separately,
-	// standard error) a shell command's result keeps.
-	ShellMaxOutput = 32 << 20
 	// DefaultMaxGrepMatches is how many matching lines grep shows.
 	DefaultMaxGrepMatches = 200
 	// MaxReadLines is the most lines one read_file call returns.
@@ -106,6 +106,11 @@ type Config struct {
 	// InlineLimit is the largest result, in bytes, given to the model
 	// whole; zero means DefaultInlineLimit.
 	InlineLimit int
+	// SpillCap caps the bytes the tools built by one All (one turn) write
+	// to spill files together; past it a large output is dropped (the
+	// model gets its head and tail and a note saying so). Zero means
+	// DefaultSpillCap.
+	SpillCap int64
 	// ShellTimeout is the shell tool's default timeout; zero means
 	// DefaultShellTimeout.
 	ShellTimeout time.Duration
@@ -122,6 +127,10 @@ type Config struct {
 	// Wrap, when set, puts a launcher in front of every shell command (the
 	// sandbox); see proc.Spec.Wrap.
 	Wrap func(argv []string) []string
+
+	// budget is the spill budget All shares between the tools it builds;
+	// a tool built alone gets its own.
+	budget *spillBudget
 }
 
 // DefaultConfig returns the default configuration for a workspace whose
@@ -148,6 +157,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxGrepMatches <= 0 {
 		c.MaxGrepMatches = DefaultMaxGrepMatches
+	}
+	if c.SpillCap <= 0 {
+		c.SpillCap = DefaultSpillCap
 	}
 	return c
 }
@@ -193,7 +205,8 @@ func (c Config) tasksErr() error {
 
 // All returns every tool, in a stable order (shell, read_file, write_file,
 // edit_file, list_files, glob, grep), built from cfg with its zero fields
-// set to their defaults. It fails if the workspace is not an existing
+// set to their defaults and sharing one spill budget (Config.SpillCap): build
+// them anew for each turn. It fails if the workspace is not an existing
 // absolute folder, no spill folder is known or the inline limit is below
 // MinInlineLimit.
 func All(cfg Config) ([]Tool, error) {
@@ -201,6 +214,7 @@ func All(cfg Config) ([]Tool, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	cfg.budget = newSpillBudget(cfg.SpillCap)
 	return []Tool{
 		NewShellTool(cfg),
 		NewReadFileTool(cfg),

@@ -68,6 +68,9 @@ type Spec struct {
 	// standard output, as it arrives. A write error stops the copy to
 	// Stdout; capture goes on.
 	Stdout io.Writer
+	// Stderr is the same for standard error. Stdout and Stderr are
+	// written from different goroutines.
+	Stderr io.Writer
 }
 
 // Result is what Run observed.
@@ -136,7 +139,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	cmd.Stdin = s.Stdin
 	tail := newTailBuffer(tailN)
 	stdout := &capture{max: maxOut, tail: tail, tee: s.Stdout}
-	stderr := &capture{max: maxOut, tail: tail}
+	stderr := &capture{max: maxOut, tail: tail, tee: s.Stderr}
 	cmd.Stdout = stdout
 	cmd.Stderr = stderr
 	cmd.SysProcAttr = groupAttr()

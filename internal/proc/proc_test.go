@@ -225,6 +225,26 @@ func TestRunMaxOutput(t *testing.T) {
 	}
 }
 
+// Spec.Stderr sees all of standard error as it arrives, while Result.Stderr
+// keeps only MaxOutput bytes of it; Spec.Stdout sees only standard output.
+func TestRunStderrTee(t *testing.T) {
+	t.Parallel()
+	var out, errs bytes.Buffer
+	res, err := Run(context.Background(), Spec{Command: "echo to-out; head -c 100000 /dev/zero | tr '\\0' e >&2", MaxOutput: 1000, Stdout: &out, Stderr: &errs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != "to-out\n" {
+		t.Errorf("stdout tee = %q", out.String())
+	}
+	if errs.Len() != 100000 || strings.Trim(errs.String(), "e") != "" {
+		t.Errorf("stderr tee got %d bytes, want the 100000 written", errs.Len())
+	}
+	if len(res.Stderr) != 1000 || !res.StderrTruncated {
+		t.Errorf("Result.Stderr %d bytes, truncated %v; want 1000, true", len(res.Stderr), res.StderrTruncated)
+	}
+}
+
 // failingWriter fails every write.
 type failingWriter struct{ calls int }
 
