@@ -83,9 +83,9 @@ const (
 // guardRoot is one guarded path: a file, a config file or a folder.
 type guardRoot struct {
 	path string   // absolute
-	kind rootKind //
-	// base is a folder path is inside of whose components down to path
-	// must be real folders; "" for files outside the git directory.
+	kind rootKind
+	// base is the git directory path lies in: every folder between the two
+	// must be a real folder, not a link; "" for files outside it.
 	base string
 	// dotGit marks the work tree's .git entry: when it was a folder, only
 	// that it still is one is checked.
