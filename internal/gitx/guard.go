@@ -82,7 +82,7 @@ const (
 
 // guardRoot is one guarded path: a file, a config file or a folder.
 type guardRoot struct {
-	path string   // absolute
+	path string // absolute
 	kind rootKind
 	// base is the git directory path lies in: every folder between the two
 	// must be a real folder, not a link; "" for files outside it.
