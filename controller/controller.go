@@ -43,6 +43,7 @@ type Options struct {
 	Agent     agent.Agent
 	Committer Committer      // nil: no commits
 	Changes   ChangeDetector // nil: a fingerprint of the workspace files
+	GitGuard  GitGuard       // nil: git's hooks and config are not guarded (no repository)
 	Progress  io.Writer      // live progress lines; nil discards them
 	// Clock is the run's time source; nil means the wall clock, read
 	// through Now if that is set.
@@ -183,7 +184,7 @@ func (c *Controller) prepare(ctx context.Context) error {
 		c.recoverUnknownTurn()
 	}
 	if st.Phase == harness.PhaseExecution {
-		if err := c.reconcileFeatureList(ctx); err != nil {
+		if err := c.reconcileGuarded(ctx); err != nil {
 			return err
 		}
 	}

@@ -46,6 +46,8 @@ type turnPlan struct {
 	promptFile string // where the prompt is written for the agent
 	feature    string // the feature the prompt proposes
 	before     string // the workspace snapshot before the turn
+
+	git GitSnapshot // git's hooks and config before the turn; nil without a guard
 }
 
 // agentRun is how the agent's part of a turn ended.
@@ -80,7 +82,7 @@ func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
 		out.fail("state.json was modified during the turn; only grub writes it, and your change was discarded")
 	}
 
-	if err := c.referee(ctx, out, res.FinalMessage, agentFailed); err != nil {
+	if err := c.refereeGuarded(ctx, out, res.FinalMessage, agentFailed, plan.git); err != nil {
 		return nil, err
 	}
 	after, err := c.changes.Snapshot()
@@ -115,10 +117,14 @@ func (c *Controller) prepareTurn() (turnPlan, error) {
 	if err != nil {
 		return turnPlan{}, fmt.Errorf("snapshot the workspace: %w", err)
 	}
+	git, err := c.recordGit()
+	if err != nil {
+		return turnPlan{}, err
+	}
 	if err := c.persist(); err != nil {
 		return turnPlan{}, err
 	}
-	return turnPlan{prompt: prompt, promptFile: promptFile, feature: feature, before: before}, nil
+	return turnPlan{prompt: prompt, promptFile: promptFile, feature: feature, before: before, git: git}, nil
 }
 
 // runAgent hands the turn to the agent, cancellable by pause --now, with a

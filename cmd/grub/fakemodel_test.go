@@ -26,8 +26,8 @@ func cmdFakeOpenAI(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 1 {
 		mode = args[0]
 	}
-	if neg || len(args) > 1 || mode != "" && mode != "quota" && mode != "nousage" {
-		ts.Fatalf("usage: fakeopenai [quota|nousage]")
+	if neg || len(args) > 1 || mode != "" && mode != "quota" && mode != "nousage" && mode != "gitplant" {
+		ts.Fatalf("usage: fakeopenai [quota|nousage|gitplant]")
 	}
 	srv := llmtest.NewServer()
 	switch mode {
@@ -39,6 +39,8 @@ func cmdFakeOpenAI(ts *testscript.TestScript, neg bool, args []string) {
 			step.Usage = nil
 			return step
 		})
+	case "gitplant":
+		srv.SetFallback(gitPlantModel)
 	default:
 		srv.SetFallback(scriptedModel)
 	}

@@ -101,3 +101,16 @@ func short(hash string) string {
 	}
 	return hash
 }
+
+// gitGuard copies, before each turn, what in the repository's git
+// directory can make git run a program, so the referee can undo a turn
+// that plants one (see controller.GitGuard).
+type gitGuard struct{ repo *gitx.Repo }
+
+func (g gitGuard) Record() (controller.GitSnapshot, error) {
+	s, err := g.repo.GuardGitDir()
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}

@@ -261,6 +261,9 @@ func runTask(ctx context.Context, o runOptions) error {
 		}
 		copts.Committer, copts.Changes = gitCommitter{repo}, gitChanges{repo}
 	}
+	if repo != nil {
+		copts.GitGuard = gitGuard{repo}
+	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	final, runErr := controller.Run(ctx, copts)

@@ -6,8 +6,10 @@
 // `grub(<id>) #<n> <feature>: <summary>` and the Grub-Task, Grub-Iteration,
 // Grub-Feature and Grub-Status trailers (CommitTurn), gives a content token
 // for the controller's "did the turn change the workspace" check
-// (TreeHash), and reads a task's turns back from the log (History), without
-// the git binary.
+// (TreeHash), reads a task's turns back from the log (History), and copies
+// what in the git directory can make git run a program so that a turn that
+// plants one is caught and undone (GuardGitDir, guard.go), without the git
+// binary.
 //
 // Staging follows `git add -A .` run in the workspace: .gitignore files at
 // every level, .git/info/exclude and the global excludes file are honoured,

@@ -1,0 +1,111 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/grub-dev/grub/loopstate"
+)
+
+// GitGuard copies, before a turn, everything in the repository's git
+// directory that can make git run a program (hooks, config keys that name
+// one, the files the config includes, attributes), so that the referee can
+// undo a turn that plants one: the user's next `git status` or `git
+// commit` would run it with the user's rights, outside any sandbox.
+type GitGuard interface {
+	Record() (GitSnapshot, error)
+}
+
+// GitSnapshot is one copy taken by a GitGuard.
+type GitSnapshot interface {
+	// Check names each change since the copy, in words for the log and
+	// the next prompt; nil when nothing changed.
+	Check() ([]string, error)
+	// Restore puts the copy back.
+	Restore() error
+}
+
+// recordGit takes the copy of the git directory's guarded files; nil
+// without a guard (no repository).
+func (c *Controller) recordGit() (GitSnapshot, error) {
+	if c.opts.GitGuard == nil {
+		return nil, nil
+	}
+	snap, err := c.opts.GitGuard.Record()
+	if err != nil {
+		return nil, fmt.Errorf("copy git's hooks and configuration before the turn: %w", err)
+	}
+	return snap, nil
+}
+
+// guardGit compares the git directory with the copy; on any change it
+// restores the copy, fails the turn naming each change (who made it says
+// what ran) and reports it. planted tells whether anything changed. A
+// copy that cannot be put back is an error: the run stops rather than
+// leave a planted program behind unsaid.
+func (c *Controller) guardGit(out *outcome, snap GitSnapshot, who string) (planted bool, err error) {
+	if snap == nil {
+		return false, nil
+	}
+	changes, err := snap.Check()
+	if err != nil {
+		return false, fmt.Errorf("check git's hooks and configuration after turn %d: %w", c.st.CurrentIteration, err)
+	}
+	if len(changes) == 0 {
+		return false, nil
+	}
+	list := strings.Join(changes, "; ")
+	if err := snap.Restore(); err != nil {
+		return true, fmt.Errorf("%s changed git's configuration or hooks (%s) and grub could not restore them: %w; do not run git in this repository before checking .git", who, list, err)
+	}
+	out.fail("%s changed git's configuration or hooks, which can run programs with the user's rights; restored: %s", who, list)
+	c.say("turn %d: %s changed git's configuration or hooks; restored: %s", c.st.CurrentIteration, who, list)
+	return true, nil
+}
+
+// refereeGuarded referees the turn between two checks of the git
+// directory: after the agent (a plant fails the turn before grub runs
+// anything of the agent's), and after grub's own verification, since
+// init.sh and verify commands are the agent's too. A plant found by the
+// second check also undoes what the verification accepted.
+func (c *Controller) refereeGuarded(ctx context.Context, out *outcome, message string, agentFailed bool, snap GitSnapshot) error {
+	if _, err := c.guardGit(out, snap, "the turn"); err != nil {
+		return err
+	}
+	st := c.st
+	base, phase := st.FeatureListBaseline, st.Phase
+	if err := c.referee(ctx, out, message, agentFailed); err != nil {
+		return err
+	}
+	planted, err := c.guardGit(out, snap, "init.sh or a verify command, run by grub to verify the turn,")
+	if err != nil || !planted {
+		return err
+	}
+	st.FeatureListBaseline, st.Phase = base, phase
+	out.flipped, out.complete = "", false
+	return c.restoreIfChanged()
+}
+
+// reconcileGuarded is reconcileFeatureList (which may run init.sh) under
+// the same guard as a turn; a plant is restored and logged, and a flip
+// the reconciliation accepted is undone.
+func (c *Controller) reconcileGuarded(ctx context.Context) error {
+	snap, err := c.recordGit()
+	if err != nil {
+		return err
+	}
+	base := c.st.FeatureListBaseline
+	if err := c.reconcileFeatureList(ctx); err != nil {
+		return err
+	}
+	out := &outcome{}
+	planted, err := c.guardGit(out, snap, "init.sh, run to check the feature list when the run started,")
+	if err != nil || !planted {
+		return err
+	}
+	c.st.FeatureListBaseline = base
+	c.appendLog(logEntry{decision: loopstate.Reconciled, summary: "init.sh changed git's configuration or hooks when the run started; grub restored them",
+		failure: strings.Join(out.failures, "\n")})
+	return c.restoreIfChanged()
+}
