@@ -69,83 +69,87 @@ func writeMode(t *testing.T, p, content string, mode os.FileMode) {
 
 const plantedHook = "#!/bin/sh\ntouch \"$(git rev-parse --show-toplevel)/PLANTED\"\n"
 
+// guardCase plants one change and names what the guard must report.
+type guardCase struct {
+	name  string
+	plant func(t *testing.T, dir string, run func(string, ...string) string)
+	want  []string // substrings, one per expected change
+}
+
+var guardCases = []guardCase{
+	{"hook added", func(t *testing.T, dir string, _ func(string, ...string) string) {
+		writeMode(t, filepath.Join(dir, ".git/hooks/pre-commit"), plantedHook, 0o755)
+	}, []string{".git/hooks/pre-commit was added (executable)"}},
+	{"sample hook edited", func(t *testing.T, dir string, _ func(string, ...string) string) {
+		writeMode(t, filepath.Join(dir, ".git/hooks/pre-commit.sample"), plantedHook, 0o755)
+	}, []string{".git/hooks/pre-commit.sample was changed"}},
+	{"hook mode changed", func(t *testing.T, dir string, _ func(string, ...string) string) {
+		p := filepath.Join(dir, ".git/hooks/pre-push.sample")
+		if err := os.Chmod(p, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}, []string{".git/hooks/pre-push.sample changed mode from -rwxr-xr-x to -rwx------"}},
+	{"hooks folder replaced by a link", func(t *testing.T, dir string, _ func(string, ...string) string) {
+		writeMode(t, filepath.Join(dir, "myhooks/pre-commit"), plantedHook, 0o755)
+		if err := os.RemoveAll(filepath.Join(dir, ".git/hooks")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("../myhooks", filepath.Join(dir, ".git/hooks")); err != nil {
+			t.Fatal(err)
+		}
+	}, []string{`.git/hooks was replaced by a link to "../myhooks"`}},
+	{"core.fsmonitor", func(t *testing.T, dir string, run func(string, ...string) string) {
+		run(dir, "config", "core.fsmonitor", "touch PLANTED; false")
+	}, []string{`.git/config: core.fsmonitor was set to "touch PLANTED; false"`}},
+	{"core.hooksPath", func(t *testing.T, dir string, run func(string, ...string) string) {
+		writeMode(t, filepath.Join(dir, "myhooks/pre-commit"), plantedHook, 0o755)
+		run(dir, "config", "core.hooksPath", "myhooks")
+	}, []string{`.git/config: core.hookspath was set to "myhooks"`}},
+	{"include.path to a file the agent controls", func(t *testing.T, dir string, run func(string, ...string) string) {
+		writeMode(t, filepath.Join(dir, "evil.cfg"), "[core]\n\tfsmonitor = touch PLANTED\n", 0o644)
+		run(dir, "config", "include.path", "../evil.cfg")
+	}, []string{`.git/config: include.path now points at "../evil.cfg"`}},
+	{"includeIf", func(t *testing.T, dir string, run func(string, ...string) string) {
+		writeMode(t, filepath.Join(dir, "evil.cfg"), "[core]\n\tpager = touch PLANTED\n", 0o644)
+		run(dir, "config", "includeIf.gitdir:/.path", "../evil.cfg")
+	}, []string{`.git/config: includeif.gitdir:/.path now points at "../evil.cfg"`}},
+	{"alias", func(t *testing.T, dir string, run func(string, ...string) string) {
+		run(dir, "config", "alias.st", "!touch PLANTED")
+	}, []string{`.git/config: alias.st was added: "!touch PLANTED"`}},
+	{"filter and textconv", func(t *testing.T, dir string, run func(string, ...string) string) {
+		run(dir, "config", "filter.x.clean", "touch PLANTED")
+		run(dir, "config", "diff.x.textconv", "touch PLANTED")
+	}, []string{`diff.x.textconv was set`, `filter.x.clean was set`}},
+	{"an ordinary key", func(t *testing.T, dir string, run func(string, ...string) string) {
+		run(dir, "config", "user.name", "Mallory")
+	}, []string{`.git/config: other settings changed (user.name)`}},
+	{"config.worktree", func(t *testing.T, dir string, _ func(string, ...string) string) {
+		writeMode(t, filepath.Join(dir, ".git/config.worktree"), "[core]\n\tsshCommand = touch PLANTED\n", 0o644)
+	}, []string{".git/config.worktree was added", `.git/config.worktree: core.sshcommand was set to "touch PLANTED"`}},
+	{"info/attributes", func(t *testing.T, dir string, _ func(string, ...string) string) {
+		writeMode(t, filepath.Join(dir, ".git/info/attributes"), "* diff=x\n", 0o644)
+	}, []string{".git/info/attributes was added"}},
+	{"info/exclude", func(t *testing.T, dir string, _ func(string, ...string) string) {
+		writeMode(t, filepath.Join(dir, ".git/info/exclude"), "*.secret\n", 0o644)
+	}, []string{".git/info/exclude was changed"}},
+	{"info replaced by a link", func(t *testing.T, dir string, _ func(string, ...string) string) {
+		writeMode(t, filepath.Join(dir, "myinfo/attributes"), "* filter=x\n", 0o644)
+		if err := os.RemoveAll(filepath.Join(dir, ".git/info")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("../myinfo", filepath.Join(dir, ".git/info")); err != nil {
+			t.Fatal(err)
+		}
+	}, []string{".git/info/attributes is now behind", ".git/info/exclude is now behind"}},
+}
+
 // TestGuardCatchesAndRestores plants each kind of program-running change
 // in a fresh repository, checks that the guard names it, restores, and
 // checks with the git binary that the configuration git reads and the
 // hooks folder are as they were.
 func TestGuardCatchesAndRestores(t *testing.T) {
 	t.Parallel()
-	cases := []struct {
-		name  string
-		plant func(t *testing.T, dir string, run func(string, ...string) string)
-		want  []string // substrings, one per expected change
-	}{
-		{"hook added", func(t *testing.T, dir string, _ func(string, ...string) string) {
-			writeMode(t, filepath.Join(dir, ".git/hooks/pre-commit"), plantedHook, 0o755)
-		}, []string{".git/hooks/pre-commit was added (executable)"}},
-		{"sample hook edited", func(t *testing.T, dir string, _ func(string, ...string) string) {
-			writeMode(t, filepath.Join(dir, ".git/hooks/pre-commit.sample"), plantedHook, 0o755)
-		}, []string{".git/hooks/pre-commit.sample was changed"}},
-		{"hook mode changed", func(t *testing.T, dir string, _ func(string, ...string) string) {
-			p := filepath.Join(dir, ".git/hooks/pre-push.sample")
-			if err := os.Chmod(p, 0o700); err != nil {
-				t.Fatal(err)
-			}
-		}, []string{".git/hooks/pre-push.sample changed mode from -rwxr-xr-x to -rwx------"}},
-		{"hooks folder replaced by a link", func(t *testing.T, dir string, _ func(string, ...string) string) {
-			writeMode(t, filepath.Join(dir, "myhooks/pre-commit"), plantedHook, 0o755)
-			if err := os.RemoveAll(filepath.Join(dir, ".git/hooks")); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Symlink("../myhooks", filepath.Join(dir, ".git/hooks")); err != nil {
-				t.Fatal(err)
-			}
-		}, []string{`.git/hooks was replaced by a link to "../myhooks"`}},
-		{"core.fsmonitor", func(t *testing.T, dir string, run func(string, ...string) string) {
-			run(dir, "config", "core.fsmonitor", "touch PLANTED; false")
-		}, []string{`.git/config: core.fsmonitor was set to "touch PLANTED; false"`}},
-		{"core.hooksPath", func(t *testing.T, dir string, run func(string, ...string) string) {
-			writeMode(t, filepath.Join(dir, "myhooks/pre-commit"), plantedHook, 0o755)
-			run(dir, "config", "core.hooksPath", "myhooks")
-		}, []string{`.git/config: core.hookspath was set to "myhooks"`}},
-		{"include.path to a file the agent controls", func(t *testing.T, dir string, run func(string, ...string) string) {
-			writeMode(t, filepath.Join(dir, "evil.cfg"), "[core]\n\tfsmonitor = touch PLANTED\n", 0o644)
-			run(dir, "config", "include.path", "../evil.cfg")
-		}, []string{`.git/config: include.path now points at "../evil.cfg"`}},
-		{"includeIf", func(t *testing.T, dir string, run func(string, ...string) string) {
-			writeMode(t, filepath.Join(dir, "evil.cfg"), "[core]\n\tpager = touch PLANTED\n", 0o644)
-			run(dir, "config", "includeIf.gitdir:/.path", "../evil.cfg")
-		}, []string{`.git/config: includeif.gitdir:/.path now points at "../evil.cfg"`}},
-		{"alias", func(t *testing.T, dir string, run func(string, ...string) string) {
-			run(dir, "config", "alias.st", "!touch PLANTED")
-		}, []string{`.git/config: alias.st was added: "!touch PLANTED"`}},
-		{"filter and textconv", func(t *testing.T, dir string, run func(string, ...string) string) {
-			run(dir, "config", "filter.x.clean", "touch PLANTED")
-			run(dir, "config", "diff.x.textconv", "touch PLANTED")
-		}, []string{`diff.x.textconv was set`, `filter.x.clean was set`}},
-		{"an ordinary key", func(t *testing.T, dir string, run func(string, ...string) string) {
-			run(dir, "config", "user.name", "Mallory")
-		}, []string{`.git/config: other settings changed (user.name)`}},
-		{"config.worktree", func(t *testing.T, dir string, _ func(string, ...string) string) {
-			writeMode(t, filepath.Join(dir, ".git/config.worktree"), "[core]\n\tsshCommand = touch PLANTED\n", 0o644)
-		}, []string{".git/config.worktree was added", `.git/config.worktree: core.sshcommand was set to "touch PLANTED"`}},
-		{"info/attributes", func(t *testing.T, dir string, _ func(string, ...string) string) {
-			writeMode(t, filepath.Join(dir, ".git/info/attributes"), "* diff=x\n", 0o644)
-		}, []string{".git/info/attributes was added"}},
-		{"info/exclude", func(t *testing.T, dir string, _ func(string, ...string) string) {
-			writeMode(t, filepath.Join(dir, ".git/info/exclude"), "*.secret\n", 0o644)
-		}, []string{".git/info/exclude was changed"}},
-		{"info replaced by a link", func(t *testing.T, dir string, _ func(string, ...string) string) {
-			writeMode(t, filepath.Join(dir, "myinfo/attributes"), "* filter=x\n", 0o644)
-			if err := os.RemoveAll(filepath.Join(dir, ".git/info")); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Symlink("../myinfo", filepath.Join(dir, ".git/info")); err != nil {
-				t.Fatal(err)
-			}
-		}, []string{".git/info/attributes is now behind", ".git/info/exclude is now behind"}},
-	}
-	for _, c := range cases {
+	for _, c := range guardCases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			dir, r, run := guardRepo(t)
