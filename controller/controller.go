@@ -182,6 +182,12 @@ func (c *Controller) prepare(ctx context.Context) error {
 	if st.AwaitingTurn {
 		c.recoverUnknownTurn()
 	}
+	if err := c.store.EnsureGitignore(); err != nil {
+		return err
+	}
+	if err := c.reconcileInitScript(); err != nil {
+		return err
+	}
 	if st.Phase == harness.PhaseExecution {
 		if err := c.reconcileFeatureList(ctx); err != nil {
 			return err

@@ -140,7 +140,7 @@ func TestRefereeRejectsCheats(t *testing.T) {
 		{"bad-loop-state", "loop-state"},
 		{"write-state", "state.json"},
 		{"fail", "exited with code 3"},
-		{"list-dir", "deleted or emptied"},
+		{"list-dir", "feature-list.json is a folder, not a regular file"},
 	}
 	for _, c := range cases {
 		t.Run(c.behaviour, func(t *testing.T) {
