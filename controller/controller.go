@@ -15,9 +15,24 @@ import (
 	"github.com/grub-dev/grub/loopstate"
 )
 
-// Committer records a finished turn in version control (one commit per turn).
+// Committer records a finished turn in version control (one commit per
+// turn), and reports the files it left out.
 type Committer interface {
-	Commit(ctx context.Context, c Commit) error
+	Commit(ctx context.Context, c Commit) (CommitReport, error)
+}
+
+// CommitReport is what a Committer tells the controller about a commit:
+// the files it left out because they are larger than MaxSize bytes. They
+// stay in the work tree; the controller warns about each.
+type CommitReport struct {
+	LeftOut []LeftOutFile
+	MaxSize int64
+}
+
+// LeftOutFile is a file a commit left out.
+type LeftOutFile struct {
+	Path string // relative to the workspace
+	Size int64
 }
 
 // Commit describes one turn for a Committer.
@@ -91,9 +106,10 @@ type Controller struct {
 	progress io.Writer
 	changes  ChangeDetector
 
-	mark       time.Time     // the last moment accounted into TimeUsedSeconds
-	carry      time.Duration // time not yet added as a whole second
-	stateBytes []byte        // state.json as grub last wrote it
+	mark       time.Time        // the last moment accounted into TimeUsedSeconds
+	carry      time.Duration    // time not yet added as a whole second
+	stateBytes []byte           // state.json as grub last wrote it
+	leftOut    map[string]int64 // files commits left out, with the size warned about
 
 	mu          sync.Mutex
 	cancelTurn  context.CancelFunc

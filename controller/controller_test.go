@@ -31,13 +31,14 @@ type run struct {
 type recorder struct {
 	mu      sync.Mutex
 	commits []Commit
+	report  CommitReport // what every commit reports
 }
 
-func (r *recorder) Commit(_ context.Context, c Commit) error {
+func (r *recorder) Commit(_ context.Context, c Commit) (CommitReport, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.commits = append(r.commits, c)
-	return nil
+	return r.report, nil
 }
 
 func (r *recorder) last() Commit {

@@ -217,3 +217,22 @@ func TestMissingDecisionInCutOutputSaysSo(t *testing.T) {
 		}
 	}
 }
+
+// A file the commit left out for its size is named on the progress lines
+// and in the progress log, once per run.
+func TestLeftOutFilesAreWarnedAbout(t *testing.T) {
+	t.Parallel()
+	r := newTask(t, nil)
+	r.commits.report = CommitReport{MaxSize: 50 << 20, LeftOut: []LeftOutFile{{Path: "data/big.bin", Size: 60 << 20}}}
+	st, err := r.run(context.Background(), "-features 2", harness.LimitChanges{})
+	if err != nil || st.Status != harness.StatusComplete {
+		t.Fatalf("%v %v", st, err)
+	}
+	want := "data/big.bin (60 MiB) is larger than 50 MiB and was left out of the turn's commit; it stays in the work tree"
+	if n := strings.Count(r.stderr.String(), "grub: warning: "+want); n != 1 {
+		t.Errorf("the progress lines warn %d times, want once:\n%s", n, r.stderr.String())
+	}
+	if n := strings.Count(r.log(), "- Warning: "+want); n != 1 {
+		t.Errorf("the progress log warns %d times, want once:\n%s", n, r.log())
+	}
+}
