@@ -12,6 +12,7 @@ import (
 	"github.com/grub-dev/grub/agent"
 	"github.com/grub-dev/grub/harness"
 	"github.com/grub-dev/grub/internal/proc"
+	"github.com/grub-dev/grub/internal/termsafe"
 	"github.com/grub-dev/grub/loopstate"
 )
 
@@ -314,10 +315,13 @@ func (c *Controller) tampered() bool {
 	return err != nil || string(b) != string(c.stateBytes)
 }
 
+// say prints a progress line. Much of what it shows comes from the agent
+// or the user (summaries, failures, file names): the line is printed with
+// control characters, newlines included, escaped (termsafe.Line).
 func (c *Controller) say(format string, args ...any) {
 	c.sayMu.Lock()
 	defer c.sayMu.Unlock()
-	fmt.Fprintf(c.progress, "grub: "+format+"\n", args...)
+	fmt.Fprintf(c.progress, "grub: %s\n", termsafe.Line(fmt.Sprintf(format, args...)))
 }
 
 func (c *Controller) turnEnv() []string {

@@ -236,3 +236,14 @@ func TestLeftOutFilesAreWarnedAbout(t *testing.T) {
 		t.Errorf("the progress log warns %d times, want once:\n%s", n, r.log())
 	}
 }
+
+// Progress lines show the agent's text with control characters escaped,
+// on one line.
+func TestProgressLinesAreEscaped(t *testing.T) {
+	var b strings.Builder
+	c := &Controller{progress: &b}
+	c.say("failed: %s", "ok \x1b]0;title\x07\x1b[2J\nnext")
+	if want := "grub: failed: ok \\x1b]0;title\\x07\\x1b[2J\\nnext\n"; b.String() != want {
+		t.Errorf("say printed %q, want %q", b.String(), want)
+	}
+}

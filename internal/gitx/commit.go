@@ -17,6 +17,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/grub-dev/grub/internal/termsafe"
 )
 
 // Turn describes one finished turn for CommitTurn.
@@ -107,10 +109,12 @@ func (r *Repo) InitialCommit(ctx context.Context, msg string) (Committed, error)
 //	Grub-Feature: <feature>
 //	Grub-Status: <status>
 //
-// The feature and its trailer are left out when empty.
+// The feature and its trailer are left out when empty. Control characters
+// in the agent's text are escaped (termsafe): on one line in the subject
+// and the trailers, with newlines and tabs kept in the body.
 func TurnMessage(t Turn) string {
 	id, feature, status := oneLine(t.TaskID), oneLine(t.Feature), oneLine(t.Status)
-	summary := strings.TrimSpace(t.Summary)
+	summary := termsafe.Escape(strings.TrimSpace(t.Summary))
 	subject := fmt.Sprintf("grub(%s) #%d", id, t.Iteration)
 	if feature != "" {
 		subject += " " + feature
@@ -147,8 +151,9 @@ func TurnMessage(t Turn) string {
 	return b.String()
 }
 
-// oneLine folds whitespace runs (newlines included) into single spaces.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+// oneLine folds whitespace runs (newlines included) into single spaces and
+// escapes control characters.
+func oneLine(s string) string { return termsafe.Line(strings.Join(strings.Fields(s), " ")) }
 
 // commit stages the workspace and commits it on the current branch, all
 // under .git/index.lock. With initial it refuses a repository whose HEAD

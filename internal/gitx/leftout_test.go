@@ -136,3 +136,22 @@ func TestLargeFilesLeftOut(t *testing.T) {
 		t.Errorf("Dirty = %v: the left-out files are still uncommitted changes", dirty)
 	}
 }
+
+// The agent's summary reaches the commit with its control characters
+// escaped: on one line in the subject, newlines kept in the body.
+func TestTurnMessageEscapesControlCharacters(t *testing.T) {
+	t.Parallel()
+	msg := TurnMessage(Turn{TaskID: "ab12cd34", Iteration: 2, Feature: "f\x1b[1m", Summary: "ok \x1b]0;title\x07\x1b[2J done\nsecond \u009b line", Status: "running"})
+	subject, body, _ := strings.Cut(msg, "\n")
+	if want := `grub(ab12cd34) #2 f\x1b[1m: ok \x1b]0;title\x07\x1b[2J done`; subject != want {
+		t.Errorf("subject %q, want %q", subject, want)
+	}
+	if !strings.Contains(body, "\nok \\x1b]0;title\\x07\\x1b[2J done\nsecond \\u009b line\n") {
+		t.Errorf("body %q lacks the escaped summary with its newline", body)
+	}
+	for _, r := range msg {
+		if r < 0x20 && r != '\n' || r >= 0x7f && r <= 0x9f {
+			t.Fatalf("the message holds the raw control character %q:\n%s", r, msg)
+		}
+	}
+}
