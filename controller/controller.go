@@ -12,12 +12,28 @@ import (
 	"github.com/grub-dev/grub/agent"
 	"github.com/grub-dev/grub/harness"
 	"github.com/grub-dev/grub/internal/proc"
+	"github.com/grub-dev/grub/internal/termsafe"
 	"github.com/grub-dev/grub/loopstate"
 )
 
-// Committer records a finished turn in version control (one commit per turn).
+// Committer records a finished turn in version control (one commit per
+// turn), and reports the files it left out.
 type Committer interface {
-	Commit(ctx context.Context, c Commit) error
+	Commit(ctx context.Context, c Commit) (CommitReport, error)
+}
+
+// CommitReport is what a Committer tells the controller about a commit:
+// the files it left out because they are larger than MaxSize bytes. They
+// stay in the work tree; the controller warns about each.
+type CommitReport struct {
+	LeftOut []LeftOutFile
+	MaxSize int64
+}
+
+// LeftOutFile is a file a commit left out.
+type LeftOutFile struct {
+	Path string // relative to the workspace
+	Size int64
 }
 
 // Commit describes one turn for a Committer.
@@ -92,9 +108,10 @@ type Controller struct {
 	progress io.Writer
 	changes  ChangeDetector
 
-	mark       time.Time     // the last moment accounted into TimeUsedSeconds
-	carry      time.Duration // time not yet added as a whole second
-	stateBytes []byte        // state.json as grub last wrote it
+	mark       time.Time        // the last moment accounted into TimeUsedSeconds
+	carry      time.Duration    // time not yet added as a whole second
+	stateBytes []byte           // state.json as grub last wrote it
+	leftOut    map[string]int64 // files commits left out, with the size warned about
 
 	mu          sync.Mutex
 	cancelTurn  context.CancelFunc
@@ -182,6 +199,12 @@ func (c *Controller) prepare(ctx context.Context) error {
 	st.StopReason = ""
 	if st.AwaitingTurn {
 		c.recoverUnknownTurn()
+	}
+	if err := c.store.EnsureGitignore(); err != nil {
+		return err
+	}
+	if err := c.reconcileInitScript(); err != nil {
+		return err
 	}
 	if st.Phase == harness.PhaseExecution {
 		if err := c.reconcileGuarded(ctx); err != nil {
@@ -293,10 +316,13 @@ func (c *Controller) tampered() bool {
 	return err != nil || string(b) != string(c.stateBytes)
 }
 
+// say prints a progress line. Much of what it shows comes from the agent
+// or the user (summaries, failures, file names): the line is printed with
+// control characters, newlines included, escaped (termsafe.Line).
 func (c *Controller) say(format string, args ...any) {
 	c.sayMu.Lock()
 	defer c.sayMu.Unlock()
-	fmt.Fprintf(c.progress, "grub: "+format+"\n", args...)
+	fmt.Fprintf(c.progress, "grub: %s\n", termsafe.Line(fmt.Sprintf(format, args...)))
 }
 
 func (c *Controller) turnEnv() []string {

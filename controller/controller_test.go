@@ -31,13 +31,14 @@ type run struct {
 type recorder struct {
 	mu      sync.Mutex
 	commits []Commit
+	report  CommitReport // what every commit reports
 }
 
-func (r *recorder) Commit(_ context.Context, c Commit) error {
+func (r *recorder) Commit(_ context.Context, c Commit) (CommitReport, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.commits = append(r.commits, c)
-	return nil
+	return r.report, nil
 }
 
 func (r *recorder) last() Commit {
@@ -140,7 +141,7 @@ func TestRefereeRejectsCheats(t *testing.T) {
 		{"bad-loop-state", "loop-state"},
 		{"write-state", "state.json"},
 		{"fail", "exited with code 3"},
-		{"list-dir", "deleted or emptied"},
+		{"list-dir", "feature-list.json is a folder, not a regular file"},
 	}
 	for _, c := range cases {
 		t.Run(c.behaviour, func(t *testing.T) {

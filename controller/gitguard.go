@@ -69,13 +69,13 @@ func (c *Controller) guardGit(out *outcome, snap GitSnapshot, who string) (plant
 // anything of the agent's), and after grub's own verification, since
 // init.sh and verify commands are the agent's too. A plant found by the
 // second check also undoes what the verification accepted.
-func (c *Controller) refereeGuarded(ctx context.Context, out *outcome, message string, agentFailed bool, snap GitSnapshot) error {
+func (c *Controller) refereeGuarded(ctx context.Context, out *outcome, message string, agentFailed bool, snap GitSnapshot, outputCut int64) error {
 	if _, err := c.guardGit(out, snap, "the turn"); err != nil {
 		return err
 	}
 	st := c.st
 	base, phase := st.FeatureListBaseline, st.Phase
-	if err := c.referee(ctx, out, message, agentFailed); err != nil {
+	if err := c.referee(ctx, out, message, agentFailed, outputCut); err != nil {
 		return err
 	}
 	planted, err := c.guardGit(out, snap, "init.sh or a verify command, run by grub to verify the turn,")

@@ -54,10 +54,12 @@ func (c *Controller) record(ctx context.Context, out *outcome) error {
 		return err
 	}
 	if c.opts.Committer != nil {
-		if err := c.opts.Committer.Commit(ctx, Commit{TaskID: st.ID, Iteration: st.CurrentIteration,
-			Feature: entry.Feature, Summary: out.decision.Summary, Status: string(st.Status)}); err != nil {
+		rep, err := c.opts.Committer.Commit(ctx, Commit{TaskID: st.ID, Iteration: st.CurrentIteration,
+			Feature: entry.Feature, Summary: out.decision.Summary, Status: string(st.Status)})
+		if err != nil {
 			c.say("commit of turn %d failed: %v", st.CurrentIteration, err)
 		}
+		c.warnLeftOut(rep)
 	}
 	passing, total := 0, 0
 	if b := st.FeatureListBaseline; b != nil {
@@ -73,6 +75,40 @@ func (c *Controller) record(ctx context.Context, out *outcome) error {
 	c.say("turn %d/%d ended after %s: %s; %d/%d features pass; %d tokens used",
 		st.CurrentIteration, st.Limits.MaxIterations, out.elapsed.Round(time.Second), result, passing, total, st.Usage.TokensUsed)
 	return nil
+}
+
+// warnLeftOut names each file the turn's commit left out for its size, on
+// the progress lines and in the progress log under the turn's entry (the
+// next commit carries that line), once per run unless its size changes.
+func (c *Controller) warnLeftOut(rep CommitReport) {
+	var lines strings.Builder
+	for _, f := range rep.LeftOut {
+		if c.leftOut[f.Path] == f.Size {
+			continue // warned about already in this run
+		}
+		if c.leftOut == nil {
+			c.leftOut = map[string]int64{}
+		}
+		c.leftOut[f.Path] = f.Size
+		msg := fmt.Sprintf("%s (%s) is larger than %s and was left out of the turn's commit; it stays in the work tree: add it to .gitignore, or commit it yourself",
+			f.Path, mib(f.Size), mib(rep.MaxSize))
+		c.say("warning: %s", msg)
+		fmt.Fprintf(&lines, "- Warning: %s\n", msg)
+	}
+	if lines.Len() == 0 {
+		return
+	}
+	if err := c.store.AppendProgress(c.st.ID, lines.String()); err != nil {
+		c.say("could not write the progress log: %v", err)
+	}
+}
+
+// mib writes a size in MiB.
+func mib(n int64) string {
+	if n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }
 
 // appendLog writes a controller note to the progress log. A failure to

@@ -12,6 +12,7 @@ import (
 	"github.com/grub-dev/grub/featurelist"
 	"github.com/grub-dev/grub/harness"
 	"github.com/grub-dev/grub/loopstate"
+	"github.com/grub-dev/grub/templates"
 )
 
 // outcome is the referee's verdict on one turn.
@@ -27,6 +28,7 @@ type outcome struct {
 	phase        harness.Phase // the phase the turn ran in
 	feature      string        // the feature the turn was proposed
 	note         string        // what the referee changed in the agent's decision, for the log
+	listReplaced bool          // feature-list.json was not a regular file and was put right
 	usage        agent.Usage
 	elapsed      time.Duration
 }
@@ -48,6 +50,7 @@ type turnPlan struct {
 	before     string // the workspace snapshot before the turn
 
 	git GitSnapshot // git's hooks and config before the turn; nil without a guard
+	initScript []byte // init.sh before the turn, restored if the agent replaces it by a link or folder
 }
 
 // agentRun is how the agent's part of a turn ended.
@@ -81,8 +84,11 @@ func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
 	if c.tampered() {
 		out.fail("state.json was modified during the turn; only grub writes it, and your change was discarded")
 	}
+	if err := c.checkRegularFiles(out, plan.initScript); err != nil {
+		return nil, err
+	}
 
-	if err := c.refereeGuarded(ctx, out, res.FinalMessage, agentFailed, plan.git); err != nil {
+	if err := c.refereeGuarded(ctx, out, res.FinalMessage, agentFailed, plan.git, res.OutputCut); err != nil {
 		return nil, err
 	}
 	after, err := c.changes.Snapshot()
@@ -121,10 +127,11 @@ func (c *Controller) prepareTurn() (turnPlan, error) {
 	if err != nil {
 		return turnPlan{}, err
 	}
+	initScript, _ := c.store.ReadInitScript(st.ID) // nil when unreadable: the starter is restored then
 	if err := c.persist(); err != nil {
 		return turnPlan{}, err
 	}
-	return turnPlan{prompt: prompt, promptFile: promptFile, feature: feature, before: before, git: git}, nil
+	return turnPlan{prompt: prompt, promptFile: promptFile, feature: feature, before: before, git: git, initScript: initScript}, nil
 }
 
 // runAgent hands the turn to the agent, cancellable by pause --now, with a
@@ -191,7 +198,9 @@ func classifyAgentError(out *outcome, run agentRun, cancelled bool) {
 // referee checks the turn's decision and feature list for the current phase.
 // A turn whose agent failed (timeout, crash, request cap) has no decision to
 // parse: its failure is reason enough, and its edits are undone.
-func (c *Controller) referee(ctx context.Context, out *outcome, message string, agentFailed bool) error {
+// A decision that cannot be found in an output the backend cut (cut bytes
+// dropped from its middle) says so.
+func (c *Controller) referee(ctx context.Context, out *outcome, message string, agentFailed bool, cut int64) error {
 	if agentFailed || out.cutShort() {
 		switch {
 		case agentFailed:
@@ -202,11 +211,16 @@ func (c *Controller) referee(ctx context.Context, out *outcome, message string, 
 		return c.restoreIfChanged() // nothing to restore before a list was accepted
 	}
 	d, perr := loopstate.Parse(message)
-	if perr != nil {
+	switch {
+	case perr != nil && cut > 0:
+		out.fail("%v\nThe output was about %d bytes and grub kept the start and the end; the middle (%d bytes) was cut. End the turn with the %s block, and keep what you print short.", perr, int64(len(message))+cut, cut, loopstate.OpenTag)
+	case perr != nil:
 		out.fail("%v", perr)
-		out.decision = harness.NewDecision(loopstate.Failed, "no valid loop-state decision")
-	} else {
+	default:
 		out.decision = harness.Decision{Decision: d}
+	}
+	if perr != nil {
+		out.decision = harness.NewDecision(loopstate.Failed, "no valid loop-state decision")
 	}
 	if c.st.Phase == harness.PhaseInitializer {
 		return c.refereeInitializer(ctx, out, perr == nil)
@@ -226,6 +240,8 @@ func (c *Controller) refereeInitializer(ctx context.Context, out *outcome, decid
 	data, err := c.store.ReadFeatureList(st.ID)
 	var list *featurelist.List
 	switch {
+	case out.listReplaced:
+		// checkRegularFiles has failed the turn and removed what was there.
 	case errors.Is(err, os.ErrNotExist):
 		out.fail("%s was not written; the initializer must write the feature list", rel)
 	case err != nil:
@@ -310,9 +326,14 @@ func (c *Controller) checkListEdit(ctx context.Context, out *outcome) (featureli
 	base := st.FeatureListBaseline
 	path := c.store.Path(st.ID, harness.FileFeatureList)
 	rel := c.store.Rel(path)
-	// A file that is missing or cannot be read (the agent made it a
-	// folder, say) is checked as an empty one: a violation, and restored.
-	data, _ := c.store.ReadFeatureList(st.ID)
+	// A file that is not a regular file (a link, even to a valid list; a
+	// folder) is an illegal edit in itself. One that is missing or cannot
+	// be read is checked as an empty one: a violation, and restored.
+	data, err := c.store.ReadFeatureList(st.ID)
+	if nr := (*harness.NotRegularError)(nil); errors.As(err, &nr) {
+		out.fail("illegal edit of %s, restored to the accepted list: %v", rel, nr)
+		return featurelist.Change{}, nil, c.store.RestoreFeatureList(st.ID, base)
+	}
 	change, vs, err := featurelist.CheckTurnBytes(rel, base, data)
 	if err != nil {
 		return change, nil, err
@@ -347,6 +368,62 @@ func (c *Controller) checkListEdit(ctx context.Context, out *outcome) (featureli
 		}
 	}
 	return change, list, nil
+}
+
+// checkRegularFiles enforces that the referee's files are regular files
+// inside the harness: an init.sh or feature-list.json that the agent
+// replaced by a symbolic link (even to a valid file), a folder or anything
+// else is an illegal edit, whatever the turn did otherwise. init.sh gets
+// its content from before the turn back (initBefore; the starter when
+// there was none), feature-list.json the accepted list; before a list was
+// accepted, what is there is removed. It runs before anything executes
+// init.sh.
+func (c *Controller) checkRegularFiles(out *outcome, initBefore []byte) error {
+	st := c.st
+	var nr *harness.NotRegularError
+	if _, err := c.store.ReadInitScript(st.ID); errors.As(err, &nr) {
+		if initBefore == nil {
+			initBefore = []byte(templates.InitScript)
+		}
+		if err := c.store.RestoreInitScript(st.ID, initBefore); err != nil {
+			return err
+		}
+		out.fail("illegal edit: %v; grub restored it as a regular file with its content from before the turn", nr)
+	}
+	if _, err := c.store.ReadFeatureList(st.ID); errors.As(err, &nr) {
+		out.listReplaced = true
+		if base := st.FeatureListBaseline; base != nil {
+			if err := c.store.RestoreFeatureList(st.ID, base); err != nil {
+				return err
+			}
+			out.fail("illegal edit: %v; grub restored the accepted list as a regular file", nr)
+		} else {
+			if err := c.store.RemoveNotRegular(st.ID, harness.FileFeatureList); err != nil {
+				return err
+			}
+			out.fail("illegal edit: %v; grub removed it: write the feature list as a regular JSON file", nr)
+		}
+	}
+	return nil
+}
+
+// reconcileInitScript runs before the first turn of a run: an init.sh
+// left as something other than a regular file (a runner died mid-turn, or
+// it was replaced between runs) is replaced by the starter, since the
+// content it had is not known here, and the log says so.
+func (c *Controller) reconcileInitScript() error {
+	var nr *harness.NotRegularError
+	if _, err := c.store.ReadInitScript(c.st.ID); !errors.As(err, &nr) {
+		return nil
+	}
+	if err := c.store.ResetInitScript(c.st.ID); err != nil {
+		return err
+	}
+	msg := fmt.Sprintf("%v; grub wrote the starter in its place (the last committed version is in git)", nr)
+	c.say("%s", msg)
+	c.appendLog(logEntry{decision: loopstate.Reconciled, summary: "init.sh was not a regular file when the run started", failure: msg})
+	c.st.Pending.Failure = strings.TrimSpace(c.st.Pending.Failure + "\n" + msg)
+	return nil
 }
 
 // cancelledBy turns an error from a check into a cancelled turn when the

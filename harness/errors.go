@@ -57,3 +57,16 @@ func (e *LockedError) Error() string {
 	}
 	return fmt.Sprintf("task %s is already running (%s%s): use grub status %s, or grub pause/stop %s", e.ID, who, since, e.ID, e.ID)
 }
+
+// NotRegularError is a referee's file (feature-list.json, init.sh) that is
+// there but is not a regular file: a symbolic link (even to a valid file),
+// a folder, a fifo. The referee counts it as an illegal edit and restores a
+// regular file.
+type NotRegularError struct {
+	File string // the path relative to the workspace root
+	Kind string // what is there instead: "a symbolic link", "a folder", …
+}
+
+func (e *NotRegularError) Error() string {
+	return fmt.Sprintf("%s is %s, not a regular file; grub's files in the harness folder must be regular files", e.File, e.Kind)
+}

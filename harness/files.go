@@ -3,6 +3,7 @@ package harness
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -65,8 +66,12 @@ func (s *Store) LoadFeatureList(id string) (*featurelist.List, []byte, error) {
 	}
 	path := s.Path(id, FileFeatureList)
 	rel := s.Rel(path)
-	data, err := os.ReadFile(path)
+	data, err := s.readRegular(path)
 	if err != nil {
+		var nr *NotRegularError
+		if errors.As(err, &nr) {
+			return nil, nil, err
+		}
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, fmt.Errorf("%s does not exist yet (the initializer writes it): %w", rel, fs.ErrNotExist)
 		}
@@ -100,13 +105,75 @@ func (s *Store) SaveFeatureList(id string, l *featurelist.List) error {
 }
 
 // ReadFeatureList returns the raw content of a task's feature-list.json,
-// as the agent left it. Its error is os.ReadFile's, unwrapped: a missing
-// file matches os.ErrNotExist.
+// as the agent left it. A missing file is os.ReadFile's error, unwrapped
+// (it matches os.ErrNotExist); anything there that is not a regular file
+// (a symbolic link, even to a valid list, a folder, a fifo) is a
+// *NotRegularError, and is not read.
 func (s *Store) ReadFeatureList(id string) ([]byte, error) {
 	if !ValidID(id) {
 		return nil, s.notFound(id)
 	}
-	return os.ReadFile(s.Path(id, FileFeatureList))
+	return s.readRegular(s.Path(id, FileFeatureList))
+}
+
+// readRegular reads path if it is a regular file, without following a
+// symbolic link: the file is checked with Lstat, opened, and checked again
+// through the open handle, so that a link swapped in between is not read.
+// A missing file is os.Lstat's error, unwrapped; anything else there is a
+// *NotRegularError.
+func (s *Store) readRegular(path string) ([]byte, error) {
+	before, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !before.Mode().IsRegular() {
+		return nil, &NotRegularError{File: s.Rel(path), Kind: kindOf(before.Mode())}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	now, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !now.Mode().IsRegular() || !os.SameFile(before, now) {
+		return nil, &NotRegularError{File: s.Rel(path), Kind: "a file that was replaced while grub read it"}
+	}
+	return io.ReadAll(f)
+}
+
+// kindOf names what a non-regular file is, for NotRegularError.
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m.IsDir():
+		return "a folder"
+	case m&fs.ModeNamedPipe != 0:
+		return "a fifo"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
+}
+
+// removeNonRegular removes whatever is at path if it is not a regular
+// file (a folder with its content, a link itself, not its target), and
+// returns the mode a restored file keeps: the file's when it is regular,
+// else perm.
+func removeNonRegular(path string, perm os.FileMode) (os.FileMode, error) {
+	fi, err := os.Lstat(path)
+	switch {
+	case err != nil:
+		return perm, nil
+	case fi.Mode().IsRegular():
+		return fi.Mode().Perm(), nil
+	}
+	return perm, os.RemoveAll(path)
 }
 
 // RestoreFeatureList puts l back as a task's feature-list.json, atomically
@@ -121,13 +188,9 @@ func (s *Store) RestoreFeatureList(id string, l *featurelist.List) error {
 	}
 	path := s.Path(id, FileFeatureList)
 	rel := s.Rel(path)
-	perm := os.FileMode(0o644)
-	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
-		if err := os.RemoveAll(path); err != nil {
-			return fmt.Errorf("remove %s to restore the feature list: %w", rel, err)
-		}
-	} else if err == nil {
-		perm = fi.Mode().Perm()
+	perm, err := removeNonRegular(path, 0o644)
+	if err != nil {
+		return fmt.Errorf("remove %s to restore the feature list: %w", rel, err)
 	}
 	data, err := featurelist.Marshal(l)
 	if err != nil {
@@ -152,29 +215,35 @@ func (s *Store) RestoreFeatureListIfChanged(id string, l *featurelist.List) erro
 	return s.RestoreFeatureList(id, l)
 }
 
-// ReadInitScript returns the raw content of a task's init.sh. Its error is
-// os.ReadFile's, unwrapped.
+// ReadInitScript returns the raw content of a task's init.sh. Like
+// ReadFeatureList, a missing file is os.Lstat's error, unwrapped, and
+// anything that is not a regular file is a *NotRegularError.
 func (s *Store) ReadInitScript(id string) ([]byte, error) {
 	if !ValidID(id) {
 		return nil, s.notFound(id)
 	}
-	return os.ReadFile(s.Path(id, FileInitScript))
+	return s.readRegular(s.Path(id, FileInitScript))
 }
 
 // ResetInitScript writes the starter init.sh (templates.InitScript, mode
 // 0755) again, first removing whatever the agent left in its place if that
 // is not a regular file.
 func (s *Store) ResetInitScript(id string) error {
+	return s.RestoreInitScript(id, []byte(templates.InitScript))
+}
+
+// RestoreInitScript puts data back as a task's init.sh, atomically, first
+// removing whatever is in its place if that is not a regular file (a link
+// is removed, its target is left alone), with mode 0755.
+func (s *Store) RestoreInitScript(id string, data []byte) error {
 	if !ValidID(id) {
 		return s.notFound(id)
 	}
 	path := s.Path(id, FileInitScript)
-	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
-		if err := os.RemoveAll(path); err != nil {
-			return err
-		}
+	if _, err := removeNonRegular(path, 0o755); err != nil {
+		return fmt.Errorf("remove %s to restore it: %w", s.Rel(path), err)
 	}
-	return atomicfile.WriteFile(path, []byte(templates.InitScript), 0o755)
+	return atomicfile.WriteFile(path, data, 0o755)
 }
 
 // ChecklistItems converts a feature list for templates.RenderChecklist. A
@@ -240,6 +309,22 @@ func (s *Store) SetGoal(st *State, goal string) error {
 	if b := st.FeatureListBaseline; b != nil && b.Goal != goal {
 		b.Goal = goal
 		return s.SaveFeatureList(st.ID, b)
+	}
+	return nil
+}
+
+// RemoveNotRegular removes a task file that is not a regular file (a
+// folder with its content, a symbolic link itself, never its target); a
+// regular or missing file is left alone. The controller uses it on a
+// feature-list.json that an initializer made a link or a folder, when
+// there is no accepted list to restore.
+func (s *Store) RemoveNotRegular(id, name string) error {
+	if !ValidID(id) {
+		return s.notFound(id)
+	}
+	path := s.Path(id, name)
+	if _, err := removeNonRegular(path, 0); err != nil {
+		return fmt.Errorf("remove %s: %w", s.Rel(path), err)
 	}
 	return nil
 }

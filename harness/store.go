@@ -39,17 +39,36 @@ const (
 // GrubDirName is the folder under the workspace root that holds the tasks.
 const GrubDirName = ".grub"
 
-// Gitignore is what grub writes to .grub/.gitignore: it keeps a task's
-// runtime files out of git; the rest is meant to be tracked. Its last rule
-// matches the temp files of atomicfile.WriteFile, which a crash can leave
-// behind.
-const Gitignore = `# Written by grub: runtime files of a running task, never committed.
-*/lock
-*/control.json
-*/control.lock
-*/turns/
-*/spill/
-` + atomicfile.TempGlob + "\n"
+// Gitignore is what grub writes to .grub/.gitignore. It keeps everything
+// in a task folder out of git except grub's own tracked files
+// (TrackedFiles): the runtime files (lock, control queue, turns/, spill/)
+// and anything else left there. `*/*` ignores every entry
+// of a task folder, the negations take grub's files back, and `*/*/*`
+// keeps out the content of a folder made in one of their places. Its last
+// rule matches the temp files of atomicfile.WriteFile, which a crash can
+// leave behind.
+var Gitignore = func() string {
+	var b strings.Builder
+	b.WriteString("# Written by grub: only grub's own files of a task are committed;\n")
+	b.WriteString("# anything else in a task folder never is.\n*/*\n")
+	for _, name := range TrackedFiles() {
+		b.WriteString("!*/" + name + "\n")
+	}
+	b.WriteString("*/*/*\n" + atomicfile.TempGlob + "\n")
+	return b.String()
+}()
+
+// oldGitignores are the .gitignore files earlier versions of grub wrote;
+// ensureGitignore replaces one of them whole.
+var oldGitignores = []string{
+	"# Written by grub: runtime files of a running task, never committed.\n*/lock\n*/control.json\n*/control.lock\n*/turns/\n*/spill/\n*.tmp-*\n",
+}
+
+// TrackedFiles names the files of a task folder that are committed with
+// every turn; nothing else in the folder is.
+func TrackedFiles() []string {
+	return []string{FileState, FileFeatureList, FileChecklist, FileProgressLog, FileInitScript}
+}
 
 var idPattern = regexp.MustCompile(`^[0-9a-f]{8}$`)
 
@@ -197,12 +216,23 @@ func (s *Store) writeNewTask(st *State, stateData []byte) error {
 	return nil
 }
 
+// EnsureGitignore brings an existing workspace's .grub/.gitignore up to
+// date (the controller calls it when a run starts): a missing file or one
+// an earlier grub wrote is written anew, a user's edited copy gets the
+// lines it lacks appended. A workspace without .grub is left alone.
+func (s *Store) EnsureGitignore() error {
+	if _, err := os.Stat(s.GrubDir()); err != nil {
+		return nil
+	}
+	return s.ensureGitignore()
+}
+
 // ensureGitignore writes .grub/.gitignore, or appends the lines a user's
 // edited copy lacks.
 func (s *Store) ensureGitignore() error {
 	path := filepath.Join(s.GrubDir(), ".gitignore")
 	old, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && slices.Contains(oldGitignores, string(old))) {
 		return atomicfile.WriteFile(path, []byte(Gitignore), 0o644)
 	}
 	if err != nil {

@@ -125,7 +125,7 @@ func TestCreateWritesTheHarness(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range []string{"*/lock", "*/control.json", "*/control.lock", "*/turns/", "*/spill/"} {
+	for _, line := range []string{"*/*", "!*/state.json", "!*/feature-list.json", "!*/feature-checklist.md", "!*/progress-log.md", "!*/init.sh"} {
 		if !strings.Contains(string(gi), line+"\n") {
 			t.Errorf(".gitignore lacks %q:\n%s", line, gi)
 		}
@@ -180,8 +180,34 @@ func TestCreateKeepsAnEditedGitignore(t *testing.T) {
 	}
 	mustCreate(t, s, newState("g"))
 	data, _ := os.ReadFile(path)
-	if !strings.HasPrefix(string(data), "# mine\n*/lock\nnotes/\n") || strings.Count(string(data), "*/lock") != 1 || !strings.Contains(string(data), "*/spill/\n") {
+	if !strings.HasPrefix(string(data), "# mine\n*/lock\nnotes/\n") || strings.Count(string(data), "*/lock") != 1 || !strings.Contains(string(data), "\n*/*\n!*/state.json\n") {
 		t.Errorf(".gitignore = %q: want the user's lines kept and the missing ones appended once", data)
+	}
+}
+
+// The .gitignore an earlier grub wrote (runtime files only) is replaced
+// whole when a run starts, so that a stray file in a task folder is never
+// committed in an existing workspace either.
+func TestEnsureGitignoreReplacesAnOlderVersion(t *testing.T) {
+	s := newStore(t)
+	if err := s.EnsureGitignore(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(s.GrubDir()); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("EnsureGitignore made .grub in a workspace without tasks (stat: %v)", err)
+	}
+	if err := os.MkdirAll(s.GrubDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(s.GrubDir(), ".gitignore")
+	if err := os.WriteFile(path, []byte(oldGitignores[0]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EnsureGitignore(); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(path); string(data) != Gitignore {
+		t.Errorf(".gitignore after EnsureGitignore:\n%s\nwant the current version:\n%s", data, Gitignore)
 	}
 }
 

@@ -226,3 +226,76 @@ func TestWatchControl(t *testing.T) {
 		t.Error("watching a missing task folder succeeded")
 	}
 }
+
+// The referee's files are read only as regular files: a symbolic link,
+// even to a valid file outside the workspace, a folder or a fifo in their
+// place is a *NotRegularError naming the file and what is there, and its
+// target is never read. RestoreInitScript puts a regular file back and
+// leaves the link's target alone.
+func TestRefereeFilesMustBeRegular(t *testing.T) {
+	valid, err := featurelist.Marshal(threeFeatures())
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(t.TempDir(), "list.json")
+	if err := os.WriteFile(outside, valid, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		kind  string
+		setup func(t *testing.T, path string)
+	}{
+		{"a symbolic link", func(t *testing.T, path string) {
+			if err := os.Symlink(outside, path); err != nil {
+				t.Skip(err)
+			}
+		}},
+		{"a folder", func(t *testing.T, path string) {
+			if err := os.Mkdir(path, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a fifo", func(t *testing.T, path string) {
+			if err := mkfifo(path); err != nil {
+				t.Skip(err)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.kind, func(t *testing.T) {
+			s := newStore(t)
+			st := mustCreate(t, s, newState("g"))
+			for _, name := range []string{FileFeatureList, FileInitScript} {
+				path := s.Path(st.ID, name)
+				_ = os.Remove(path)
+				c.setup(t, path)
+			}
+			reads := map[string]func() error{
+				"ReadFeatureList": func() error { _, err := s.ReadFeatureList(st.ID); return err },
+				"LoadFeatureList": func() error { _, _, err := s.LoadFeatureList(st.ID); return err },
+				"ReadInitScript":  func() error { _, err := s.ReadInitScript(st.ID); return err },
+			}
+			for name, read := range reads {
+				var nr *NotRegularError
+				if err := read(); !errors.As(err, &nr) || nr.Kind != c.kind || !strings.Contains(err.Error(), "not a regular file") {
+					t.Errorf("%s = %v, want a *NotRegularError saying it is %s", name, err, c.kind)
+				}
+			}
+			if err := s.RestoreInitScript(st.ID, []byte("echo ok\n")); err != nil {
+				t.Fatal(err)
+			}
+			if data, err := s.ReadInitScript(st.ID); err != nil || string(data) != "echo ok\n" {
+				t.Errorf("after RestoreInitScript: %q, %v", data, err)
+			}
+			if err := s.RestoreFeatureList(st.ID, threeFeatures()); err != nil {
+				t.Fatal(err)
+			}
+			if data, err := s.ReadFeatureList(st.ID); err != nil || !bytes.Equal(data, valid) {
+				t.Errorf("after RestoreFeatureList: %q, %v", data, err)
+			}
+			if data, _ := os.ReadFile(outside); !bytes.Equal(data, valid) {
+				t.Errorf("the link's target was changed: %q", data)
+			}
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/grub-dev/grub/harness"
+	"github.com/grub-dev/grub/internal/termsafe"
 	"github.com/grub-dev/grub/loopstate"
 	"github.com/grub-dev/grub/templates"
 )
@@ -168,5 +169,5 @@ func recordAnswer(store *harness.Store, id, question, answer string, now time.Ti
 // indentLines indents every line of s after the first with prefix, so a
 // multi-line text stays readable under its label.
 func indentLines(s, prefix string) string {
-	return strings.ReplaceAll(strings.TrimSpace(s), "\n", "\n"+prefix)
+	return strings.ReplaceAll(termsafe.Escape(strings.TrimSpace(s)), "\n", "\n"+prefix)
 }

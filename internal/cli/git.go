@@ -9,15 +9,20 @@ import (
 	"github.com/grub-dev/grub/controller"
 	"github.com/grub-dev/grub/harness"
 	"github.com/grub-dev/grub/internal/gitx"
+	"github.com/grub-dev/grub/internal/termsafe"
 )
 
 // gitCommitter commits the work tree after every turn, with grub's
 // message and trailers; it never pushes, resets, rebases or amends.
 type gitCommitter struct{ repo *gitx.Repo }
 
-func (g gitCommitter) Commit(ctx context.Context, c controller.Commit) error {
-	_, err := g.repo.CommitTurn(ctx, gitx.Turn{TaskID: c.TaskID, Iteration: c.Iteration, Feature: c.Feature, Summary: c.Summary, Status: c.Status})
-	return err
+func (g gitCommitter) Commit(ctx context.Context, c controller.Commit) (controller.CommitReport, error) {
+	done, err := g.repo.CommitTurn(ctx, gitx.Turn{TaskID: c.TaskID, Iteration: c.Iteration, Feature: c.Feature, Summary: c.Summary, Status: c.Status})
+	rep := controller.CommitReport{MaxSize: gitx.MaxFileSize}
+	for _, f := range done.LeftOut {
+		rep.LeftOut = append(rep.LeftOut, controller.LeftOutFile{Path: f.Path, Size: f.Size})
+	}
+	return rep, err
 }
 
 // gitChanges tells whether a turn changed the workspace from git's view of
@@ -63,11 +68,15 @@ func prepareRepo(ctx context.Context, repo *gitx.Repo, id string, allowDirty boo
 		return "", err
 	}
 	if !has {
-		hash, err := repo.InitialCommit(ctx, fmt.Sprintf("grub: the project before task %s", id))
+		done, err := repo.InitialCommit(ctx, fmt.Sprintf("grub: the project before task %s", id))
 		if err != nil {
 			return "", fmt.Errorf("make the first commit of this repository: %w", err)
 		}
-		return fmt.Sprintf("the repository had no commits: committed the existing tree as %s", short(hash)), nil
+		note = fmt.Sprintf("the repository had no commits: committed the existing tree as %s", short(done.Hash))
+		for _, f := range done.LeftOut {
+			note += fmt.Sprintf("\nwarning: %s (%d bytes) is larger than %d MiB and was left out of that commit; it stays in the work tree", termsafe.Line(f.Path), f.Size, gitx.MaxFileSize>>20)
+		}
+		return note, nil
 	}
 	if allowDirty {
 		return "", nil

@@ -92,7 +92,7 @@ func historyRun(opts *HistoryOptions) error {
 	fmt.Fprintln(tw, "COMMIT\tTIME\tTURN\tFEATURE\tSTATUS\tSUMMARY")
 	for _, t := range out.Turns {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", short(t.Commit), t.Time.Format(time.DateTime), t.Iteration,
-			orDash(t.Feature), t.Status, oneLine(t.Summary, 60))
+			orDash(oneLine(t.Feature, 0)), oneLine(t.Status, 0), oneLine(t.Summary, 60))
 	}
 	return tw.Flush()
 }

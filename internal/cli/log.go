@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 
 	"github.com/grub-dev/grub/harness"
+	"github.com/grub-dev/grub/internal/termsafe"
 	"github.com/spf13/cobra"
 )
 
@@ -56,8 +58,20 @@ func logRun(opts *LogOptions) error {
 		return err
 	}
 	defer f.Close()
-	if _, err := io.Copy(opts.IO.Out, f); err != nil {
-		return fmt.Errorf("reading %s: %w", store.Rel(path), err)
+	// The log holds the agent's summaries and the user's guidance: their
+	// control characters are escaped, line by line (a line never splits a
+	// UTF-8 character).
+	r := bufio.NewReader(f)
+	for {
+		line, err := r.ReadString('\n')
+		if _, werr := io.WriteString(opts.IO.Out, termsafe.Escape(line)); werr != nil {
+			return werr
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", store.Rel(path), err)
+		}
 	}
-	return nil
 }

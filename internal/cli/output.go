@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/grub-dev/grub/internal/termsafe"
 	"github.com/grub-dev/grub/schemas"
 )
 
@@ -70,7 +71,9 @@ func ago(now, t time.Time) string {
 }
 
 // fieldWriter prints "label  value" lines with aligned values; the lines of
-// a multi-line value are indented under the first.
+// a multi-line value are indented under the first. Values are printed with
+// their control characters escaped (termsafe.Escape): much of what they
+// show was written by the agent or the user.
 type fieldWriter struct {
 	w     io.Writer
 	width int
@@ -82,13 +85,15 @@ func (fw *fieldWriter) field(label, value string) {
 		return
 	}
 	pad := strings.Repeat(" ", fw.width+2)
+	value = termsafe.Escape(value)
 	value = strings.ReplaceAll(strings.TrimRight(value, "\n"), "\n", "\n"+pad)
 	_, fw.err = fmt.Fprintf(fw.w, "%-*s  %s\n", fw.width, label, value)
 }
 
-// oneLine squeezes s onto one line and cuts it to at most max runes.
+// oneLine squeezes s onto one line, with control characters escaped
+// (termsafe.Line), and cuts it to at most max runes.
 func oneLine(s string, max int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = termsafe.Line(strings.Join(strings.Fields(s), " "))
 	r := []rune(s)
 	if max > 0 && len(r) > max {
 		return string(r[:max-1]) + "…"

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -16,6 +17,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/grub-dev/grub/internal/termsafe"
 )
 
 // Turn describes one finished turn for CommitTurn.
@@ -36,6 +39,24 @@ const (
 	TrailerStatus    = "Grub-Status"
 )
 
+// MaxFileSize is the largest file a commit takes in: a bigger one (a
+// dataset, a build artefact, a core dump the agent left) is left out of
+// the commit and stays in the work tree, and the commit reports it
+// (Committed.LeftOut). A tracked file keeps the version last committed.
+const MaxFileSize = 50 << 20
+
+// Committed is what a commit made.
+type Committed struct {
+	Hash    string    // the new commit's full hash
+	LeftOut []LeftOut // files not committed because they are over MaxFileSize, sorted by path
+}
+
+// LeftOut is a file a commit left out.
+type LeftOut struct {
+	Path string // relative to the workspace, slash-separated
+	Size int64  // its size in bytes
+}
+
 // subjectWidth is the longest first line of a turn commit, in characters.
 const subjectWidth = 72
 
@@ -52,10 +73,12 @@ var lockWait = 5 * time.Second
 // any other reference, and never pushes, resets, rebases or amends. It
 // returns the new commit's full hash.
 //
+// A file over MaxFileSize is left out and listed in the result.
+//
 // The author and committer come from the environment and git config (see
 // identity), else "grub <grub@localhost>"; both are dated t.When (now when
 // zero).
-func (r *Repo) CommitTurn(ctx context.Context, t Turn) (string, error) {
+func (r *Repo) CommitTurn(ctx context.Context, t Turn) (Committed, error) {
 	when := t.When
 	if when.IsZero() {
 		when = time.Now()
@@ -66,8 +89,9 @@ func (r *Repo) CommitTurn(ctx context.Context, t Turn) (string, error) {
 // InitialCommit makes the first commit of a repository that has none: the
 // workspace as it is, with msg as the message. `grub start` calls it so
 // that the first turn's commit shows only the turn's changes. It returns
-// ErrHasCommits when HEAD already names a commit.
-func (r *Repo) InitialCommit(ctx context.Context, msg string) (string, error) {
+// ErrHasCommits when HEAD already names a commit. Files over MaxFileSize
+// are left out, as in CommitTurn.
+func (r *Repo) InitialCommit(ctx context.Context, msg string) (Committed, error) {
 	if !strings.HasSuffix(msg, "\n") {
 		msg += "\n"
 	}
@@ -85,10 +109,12 @@ func (r *Repo) InitialCommit(ctx context.Context, msg string) (string, error) {
 //	Grub-Feature: <feature>
 //	Grub-Status: <status>
 //
-// The feature and its trailer are left out when empty.
+// The feature and its trailer are left out when empty. Control characters
+// in the agent's text are escaped (termsafe): on one line in the subject
+// and the trailers, with newlines and tabs kept in the body.
 func TurnMessage(t Turn) string {
 	id, feature, status := oneLine(t.TaskID), oneLine(t.Feature), oneLine(t.Status)
-	summary := strings.TrimSpace(t.Summary)
+	summary := termsafe.Escape(strings.TrimSpace(t.Summary))
 	subject := fmt.Sprintf("grub(%s) #%d", id, t.Iteration)
 	if feature != "" {
 		subject += " " + feature
@@ -125,34 +151,40 @@ func TurnMessage(t Turn) string {
 	return b.String()
 }
 
-// oneLine folds whitespace runs (newlines included) into single spaces.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+// oneLine folds whitespace runs (newlines included) into single spaces and
+// escapes control characters.
+func oneLine(s string) string { return termsafe.Line(strings.Join(strings.Fields(s), " ")) }
 
 // commit stages the workspace and commits it on the current branch, all
 // under .git/index.lock. With initial it refuses a repository whose HEAD
 // already names a commit.
-func (r *Repo) commit(ctx context.Context, msg string, when time.Time, initial bool) (string, error) {
+func (r *Repo) commit(ctx context.Context, msg string, when time.Time, initial bool) (Committed, error) {
 	w, err := r.openWorkTree()
 	if err != nil {
-		return "", err
+		return Committed{}, err
 	}
 	lock, err := lockIndex(ctx, w.st)
 	if err != nil {
-		return "", err
+		return Committed{}, err
 	}
 	defer lock.release()
 
 	refName, parent, err := headTarget(w.g)
 	if err != nil {
-		return "", err
+		return Committed{}, err
 	}
 	if initial && !parent.IsZero() {
-		return "", fmt.Errorf("%s: %w", r.root, ErrHasCommits)
+		return Committed{}, fmt.Errorf("%s: %w", r.root, ErrHasCommits)
 	}
-	next, tree, err := r.stage(ctx, w, parent)
+	next, tree, tooBig, err := r.stage(ctx, w, parent)
 	if err != nil {
-		return "", err
+		return Committed{}, err
 	}
+	var done Committed
+	for _, f := range tooBig {
+		done.LeftOut = append(done.LeftOut, LeftOut{Path: r.rel(f.Path), Size: f.Size})
+	}
+	sort.Slice(done.LeftOut, func(i, j int) bool { return done.LeftOut[i].Path < done.LeftOut[j].Path })
 	c := &object.Commit{
 		Author:    w.cfg.identity("author", when),
 		Committer: w.cfg.identity("committer", when),
@@ -164,37 +196,39 @@ func (r *Repo) commit(ctx context.Context, msg string, when time.Time, initial b
 	}
 	hash, err := writeCommit(ctx, w.st, refName, parent, c)
 	if err != nil {
-		return "", err
+		return Committed{}, err
 	}
+	done.Hash = hash.String()
 	if err := lock.commit(next); err != nil {
-		return hash.String(), fmt.Errorf("committed %s, but %w", hash.String()[:12], err)
+		return done, fmt.Errorf("committed %s, but %w", hash.String()[:12], err)
 	}
-	return hash.String(), nil
+	return done, nil
 }
 
 // stage does what `git add -A .` in the workspace does, without writing
 // .git/index: it scans the workspace, writes the blobs and trees that are
 // new, and returns the index to write once the commit is made and the tree
-// to commit. parent is the commit the branch points to (zero: none). The
-// caller holds the index lock.
-func (r *Repo) stage(ctx context.Context, w *workTree, parent plumbing.Hash) (*index.Index, plumbing.Hash, error) {
+// to commit, and the files left out for their size (repository paths).
+// parent is the commit the branch points to (zero: none). The caller holds
+// the index lock.
+func (r *Repo) stage(ctx context.Context, w *workTree, parent plumbing.Hash) (*index.Index, plumbing.Hash, []LeftOut, error) {
 	idx, err := w.readIndex()
 	if err != nil {
-		return nil, plumbing.ZeroHash, err
+		return nil, plumbing.ZeroHash, nil, err
 	}
 	sc := newScanner(ctx, r, idx, w.cfg, w.st, nil)
 	if len(sc.unmerged) > 0 {
-		return nil, plumbing.ZeroHash, fmt.Errorf("the git index has unmerged paths (%s): resolve the merge conflict with git, then run grub again", strings.Join(capList(sc.unmerged, 5), ", "))
+		return nil, plumbing.ZeroHash, nil, fmt.Errorf("the git index has unmerged paths (%s): resolve the merge conflict with git, then run grub again", strings.Join(capList(sc.unmerged, 5), ", "))
 	}
 	entries, err := sc.scan(r, w.ign)
 	if err != nil {
-		return nil, plumbing.ZeroHash, err
+		return nil, plumbing.ZeroHash, nil, err
 	}
 	tree, err := r.writeTree(w.st, entries, parent)
 	if err != nil {
-		return nil, plumbing.ZeroHash, err
+		return nil, plumbing.ZeroHash, nil, err
 	}
-	return r.nextIndex(idx, entries), tree, nil
+	return r.nextIndex(idx, entries), tree, sc.tooBig, nil
 }
 
 // nextIndex is the index after staging: the workspace's entries as

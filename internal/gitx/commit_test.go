@@ -289,10 +289,12 @@ func TestEmptyRepository(t *testing.T) {
 		first func(r *Repo) (string, error)
 	}{
 		{"CommitTurn", func(r *Repo) (string, error) {
-			return r.CommitTurn(context.Background(), Turn{TaskID: "ab12cd34", Iteration: 1, Summary: "first", Status: "running"})
+			c, err := r.CommitTurn(context.Background(), Turn{TaskID: "ab12cd34", Iteration: 1, Summary: "first", Status: "running"})
+			return c.Hash, err
 		}},
 		{"InitialCommit", func(r *Repo) (string, error) {
-			return r.InitialCommit(context.Background(), "grub: initial commit")
+			c, err := r.InitialCommit(context.Background(), "grub: initial commit")
+			return c.Hash, err
 		}},
 	}
 	for _, tt := range tests {

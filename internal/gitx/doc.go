@@ -31,5 +31,6 @@
 //
 // gitx never pushes, resets, rebases, amends or moves any reference other
 // than the current branch (or a detached HEAD). It may import the standard
-// library and go-git (with its go-billy file system); nothing of grub.
+// library, go-git (with its go-billy file system) and internal/termsafe (to escape the agent's text in
+// commit messages); nothing else of grub.
 package gitx

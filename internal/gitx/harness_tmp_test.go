@@ -54,11 +54,11 @@ func TestCrashTempFilesNeverCommitted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hash, err := r.CommitTurn(context.Background(), Turn{TaskID: st.ID, Iteration: 1, Summary: "s", Status: "running"})
+	c, err := r.CommitTurn(context.Background(), Turn{TaskID: st.ID, Iteration: 1, Summary: "s", Status: "running"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := commitFiles(t, dir, hash)
+	files := commitFiles(t, dir, c.Hash)
 	for _, tmp := range temps {
 		if files[tmp] {
 			t.Errorf("the turn commit holds the crash leftover %s", tmp)

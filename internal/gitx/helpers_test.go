@@ -91,11 +91,11 @@ func committedRepo(t testing.TB, files map[string]string) (string, *Repo) {
 
 func mustCommit(t testing.TB, r *Repo, turn Turn) string {
 	t.Helper()
-	h, err := r.CommitTurn(context.Background(), turn)
+	c, err := r.CommitTurn(context.Background(), turn)
 	if err != nil {
 		t.Fatalf("CommitTurn(%+v): %v", turn, err)
 	}
-	return h
+	return c.Hash
 }
 
 // headFiles lists HEAD's files as path → content (symlinks: "-> target",

@@ -33,7 +33,9 @@ import (
 //     changed files are read;
 //   - the files are stat-ed and hashed on several goroutines;
 //   - with a store, only blobs that are not yet in the object database are
-//     written.
+//     written;
+//   - a file larger than MaxFileSize is not read: it is left out (a tracked
+//     one keeps its index entry as it was) and listed in tooBig.
 type scanner struct {
 	ctx      context.Context
 	root     string
@@ -44,8 +46,10 @@ type scanner struct {
 	fileMode bool                    // core.fileMode: trust the executable bit
 	store    *filesystem.Storage     // nil: hash only, write nothing
 	exclude  map[string]bool         // repository paths left out entirely
+	maxSize  int64                   // files larger than this are left out (0: no cap)
 	jobs     []fileJob               // files found by the walk
 	out      []*index.Entry
+	tooBig   []LeftOut // files left out for their size, by repository path
 }
 
 func newScanner(ctx context.Context, r *Repo, idx *index.Index, cfg *gitConfig, store *filesystem.Storage, exclude []string) *scanner {
@@ -57,6 +61,7 @@ func newScanner(ctx context.Context, r *Repo, idx *index.Index, cfg *gitConfig, 
 		fileMode: cfg.fileMode(),
 		store:    store,
 		exclude:  make(map[string]bool),
+		maxSize:  MaxFileSize,
 	}
 	for _, e := range idx.Entries {
 		if !r.inScope(e.Name) {
@@ -226,6 +231,7 @@ type fileResult struct {
 	hashed bool
 	size   int64  // the size that was hashed
 	link   []byte // a symlink's target
+	tooBig bool   // over the size cap: not read; e is the tracked entry kept as it was, or nil
 }
 
 // runJobs stats and, where needed, hashes the files the walk found, on
@@ -256,6 +262,9 @@ func (s *scanner) runJobs() error {
 		if errs[i] != nil {
 			return errs[i]
 		}
+		if r.tooBig {
+			s.tooBig = append(s.tooBig, LeftOut{Path: s.jobs[i].rel, Size: r.size})
+		}
 		if r.e == nil {
 			continue
 		}
@@ -283,6 +292,14 @@ func (s *scanner) file(j fileJob) (fileResult, error) {
 	if j.old != nil && s.fresh(j.old, info, mode) {
 		c := *j.old
 		return fileResult{e: &c}, nil
+	}
+	if s.maxSize > 0 && mode != filemode.Symlink && info.Size() > s.maxSize {
+		r := fileResult{tooBig: true, size: info.Size()}
+		if j.old != nil {
+			c := *j.old
+			r.e = &c
+		}
+		return r, nil
 	}
 	r := fileResult{hashed: true, size: info.Size()}
 	var h plumbing.Hash

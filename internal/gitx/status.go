@@ -26,6 +26,7 @@ func (r *Repo) Dirty() ([]string, error) {
 		return nil, err
 	}
 	sc := newScanner(context.Background(), r, idx, w.cfg, nil, nil)
+	sc.maxSize = 0 // git status lists a file over MaxFileSize too
 	staged := make([]*index.Entry, 0, len(sc.names))
 	for _, name := range sc.names {
 		staged = append(staged, sc.tracked[name])
@@ -107,7 +108,7 @@ func diffEntries(a, b []*index.Entry, dirty map[string]bool) {
 // TreeHash returns a token for the workspace's content: the hash of the
 // git tree that CommitTurn would commit for it right now, leaving out the
 // workspace paths in exclude (grub passes ".grub": its own files are not
-// progress). Ignored files are not part of it, and a file touched without
+// progress). Ignored files and files over MaxFileSize are not part of it, and a file touched without
 // changing its content does not change it. Two equal tokens mean the
 // workspace, minus exclude, holds the same files with the same content and
 // modes. It writes nothing: no object, no index.
