@@ -164,6 +164,7 @@ type statusOutput struct {
 	Usage               harness.Usage     `json:"usage"`
 	Limits              harness.Limits    `json:"limits"`
 	Agent               harness.Agent     `json:"agent"`
+	Sandbox             sandboxView       `json:"sandbox"`
 	LastDecision        *harness.Decision `json:"lastDecision"`
 	LastError           string            `json:"lastError,omitempty"`
 	StopReason          string            `json:"stopReason,omitempty"`
@@ -188,6 +189,7 @@ func newStatusOutput(v *taskView) *statusOutput {
 		Usage:               st.Usage,
 		Limits:              st.Limits,
 		Agent:               st.Agent,
+		Sandbox:             v.Sandbox,
 		LastDecision:        st.LastDecision,
 		LastError:           st.LastError,
 		StopReason:          st.StopReason,
@@ -249,6 +251,7 @@ func printStatus(w io.Writer, v *taskView, now time.Time) error {
 		elapsed += " (no budget)"
 	}
 	fw.field("time", elapsed)
+	fw.field("sandbox", v.Sandbox.line())
 
 	if d := st.LastDecision; d != nil {
 		line := string(d.Status)
