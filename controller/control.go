@@ -39,6 +39,13 @@ func (c *Controller) apply(reqs []harness.ControlRequest) (Stop, bool) {
 				c.logEdit(harness.Edit{At: c.now(), OldLimits: old, NewLimits: c.st.Limits})
 				c.say("limits changed by user request")
 			}
+		case harness.ControlSandbox:
+			if r.Sandbox != nil {
+				old := c.st.Sandbox
+				c.st.Sandbox = *r.Sandbox
+				c.logEdit(harness.Edit{At: c.now(), OldLimits: c.st.Limits, NewLimits: c.st.Limits, OldSandbox: &old, NewSandbox: r.Sandbox})
+				c.say("sandbox changed by user request to %s; it applies from the task's next run (grub resume)", harness.SandboxSummary(*r.Sandbox))
+			}
 		case harness.ControlSteer:
 			c.st.Pending.Steer = append(c.st.Pending.Steer, r.Message)
 			if err := c.store.AppendEntry(c.st.ID, harness.SteerEntry(c.st, r.Message, c.now())); err != nil {
@@ -108,6 +115,7 @@ func (c *Controller) heartbeat(feature string) (stop func()) {
 			case <-done:
 				return
 			case <-ticks:
+				c.recordChildren()
 				c.say("turn %d still running (%s%s)", iter, c.now().Sub(start).Round(time.Second), featureSuffix(feature))
 			}
 		}

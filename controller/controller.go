@@ -70,6 +70,30 @@ type Options struct {
 	Heartbeat time.Duration
 	// Limits are raised or lowered before the run starts (grub resume).
 	Limits harness.LimitChanges
+	// Wrap, when set, puts the sandbox launcher in front of every init.sh
+	// and verify command (see proc.Spec.Wrap); the controller itself
+	// knows nothing of the sandbox.
+	Wrap func(argv []string) []string
+	// Env, when non-nil, is the environment init.sh and verify commands
+	// start from: grub's own without its secrets. nil means grub's own.
+	Env []string
+	// Reaper, when set, ends what a turn leaves behind; nil leaves
+	// processes a turn detached alone (in-process tests).
+	Reaper Reaper
+}
+
+// Reaper finds and ends the processes a turn leaves behind. grub's cli
+// makes the process a child subreaper and passes one built on
+// internal/proc; the controller calls it after every turn, once
+// verification is done and nothing of grub's own runs.
+type Reaper interface {
+	// Children lists grub's live child processes with their start times.
+	// During a turn they are recorded in the lock, so that the next
+	// runner can end them if this one dies.
+	Children() []harness.ProcessRef
+	// EndOrphans ends every child process of grub and their descendants,
+	// returning the pids it signalled.
+	EndOrphans() ([]int, error)
 }
 
 const interruptedReason = "interrupted by a signal"
@@ -170,13 +194,31 @@ func Run(ctx context.Context, o Options) (*harness.State, error) {
 }
 
 // endLeftAgent ends the agent process group a dead runner left on record
-// in the lock file, so that two agents never work at once, and clears it.
-// A group recorded on another host is not ours to signal.
+// in the lock file, so that two agents never work at once, and the
+// processes it recorded during its last turn (still the same processes:
+// same pid and start time), and clears them. Those recorded on another
+// host are not ours to signal.
 func (c *Controller) endLeftAgent(prev harness.LockInfo) error {
+	host, _ := os.Hostname()
+	if len(prev.Processes) > 0 {
+		if prev.Host == host {
+			var ended []int
+			for _, p := range prev.Processes {
+				if proc.KillIfSame(p.PID, p.Start) {
+					ended = append(ended, p.PID)
+				}
+			}
+			if len(ended) > 0 {
+				c.say("ended %d process(es) left behind by a runner that died: %v", len(ended), ended)
+			}
+		}
+		if err := c.lock.SetProcesses(nil); err != nil {
+			return err
+		}
+	}
 	if prev.AgentPGID <= 0 {
 		return nil
 	}
-	host, _ := os.Hostname()
 	if prev.Host == host && proc.GroupAlive(prev.AgentPGID) {
 		c.say("ending agent process group %d left behind by a runner that died", prev.AgentPGID)
 		if err := proc.KillGroup(prev.AgentPGID); err != nil {
@@ -240,6 +282,7 @@ func (c *Controller) loop(ctx context.Context) (*harness.State, error) {
 		if err != nil {
 			return c.st, err
 		}
+		c.endOrphans()
 		// The turn's outcome decides the task's status before the turn is
 		// recorded, so that its log entry and commit carry the final status.
 		c.account()
@@ -261,6 +304,31 @@ func (c *Controller) loop(ctx context.Context) (*harness.State, error) {
 			return c.finish(*stop)
 		}
 	}
+}
+
+// endOrphans ends what the turn left running (a daemon the agent
+// detached, re-parented to grub), now that the turn and its verification
+// are over, and clears the processes on record in the lock.
+func (c *Controller) endOrphans() {
+	if c.opts.Reaper == nil {
+		return
+	}
+	ended, err := c.opts.Reaper.EndOrphans()
+	if err != nil {
+		c.say("could not end the processes turn %d left behind: %v", c.st.CurrentIteration, err)
+	} else if len(ended) > 0 {
+		c.say("turn %d left %d process(es) running; ended them: %v", c.st.CurrentIteration, len(ended), ended)
+	}
+	_ = c.lock.SetProcesses(nil)
+}
+
+// recordChildren puts grub's live child processes on record in the lock,
+// for the next runner to end if this one dies during the turn.
+func (c *Controller) recordChildren() {
+	if c.opts.Reaper == nil {
+		return
+	}
+	_ = c.lock.SetProcesses(c.opts.Reaper.Children())
 }
 
 // finish ends the task with the given status and persists it. Requests

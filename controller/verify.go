@@ -15,12 +15,15 @@ const checkTailBytes = 2000
 
 // runCheck runs a shell command from the workspace root in its own process
 // group with a timeout, as grub does for init.sh and a feature's verify
-// command.
+// command: through the sandbox launcher and with the scrubbed environment
+// when the options give them.
 func (c *Controller) runCheck(ctx context.Context, command string, timeout time.Duration) (harness.Check, error) {
 	res, err := proc.Run(ctx, proc.Spec{
 		Command:   command,
 		Dir:       c.store.Root,
 		Env:       c.turnEnv(),
+		BaseEnv:   c.opts.Env,
+		Wrap:      c.opts.Wrap,
 		Timeout:   timeout,
 		TailBytes: checkTailBytes,
 	})

@@ -24,6 +24,9 @@ const (
 	ControlEdit     ControlKind = "edit"   // Goal holds the new goal
 	ControlLimits   ControlKind = "limits" // Limits holds the changes
 	ControlSteer    ControlKind = "steer"  // Message holds the user's guidance
+	// ControlSandbox: Sandbox holds the new sandbox settings, recorded
+	// at once and applied from the task's next run.
+	ControlSandbox ControlKind = "sandbox"
 )
 
 // ControlRequest is one request in control.json.
@@ -33,6 +36,7 @@ type ControlRequest struct {
 	Goal    string        `json:"goal,omitempty"`
 	Message string        `json:"message,omitempty"`
 	Limits  *LimitChanges `json:"limits,omitempty"`
+	Sandbox *Sandbox      `json:"sandbox,omitempty"`
 }
 
 // check reports a request that lacks what its kind needs.
@@ -50,6 +54,10 @@ func (r ControlRequest) check() error {
 	case ControlLimits:
 		if r.Limits == nil || r.Limits.Empty() {
 			return errors.New("control request limits: no limit to change")
+		}
+	case ControlSandbox:
+		if r.Sandbox == nil {
+			return errors.New("control request sandbox: no sandbox settings")
 		}
 	default:
 		return fmt.Errorf("control request: unknown kind %q", r.Kind)

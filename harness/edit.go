@@ -17,6 +17,9 @@ type Edit struct {
 	// OldLimits and NewLimits are the task's limits before and after the
 	// edit; only the limits that differ are logged.
 	OldLimits, NewLimits Limits
+	// OldSandbox and NewSandbox are the sandbox settings before and after
+	// the edit; nil when the edit did not touch them.
+	OldSandbox, NewSandbox *Sandbox
 }
 
 // EditEntry is the progress-log entry of an edit. grub edit writes it when
@@ -41,10 +44,33 @@ func EditEntry(e Edit) string {
 	for _, l := range lines {
 		fmt.Fprintf(&b, "- Limit: %s\n", l)
 	}
-	if e.Goal == nil && len(lines) == 0 {
+	sandboxChanged := e.OldSandbox != nil && e.NewSandbox != nil && SandboxSummary(*e.OldSandbox) != SandboxSummary(*e.NewSandbox)
+	if sandboxChanged {
+		fmt.Fprintf(&b, "- Sandbox: %s → %s (from the next run)\n", SandboxSummary(*e.OldSandbox), SandboxSummary(*e.NewSandbox))
+	}
+	if e.Goal == nil && len(lines) == 0 && !sandboxChanged {
 		b.WriteString("- Nothing changed: the limits were already as asked\n")
 	}
 	return b.String()
+}
+
+// SandboxSummary describes sandbox settings in one line: "default",
+// "read-only, no network, allow /a /b, pass GH_TOKEN".
+func SandboxSummary(s Sandbox) string {
+	parts := []string{"default"}
+	if s.Mode != "" {
+		parts[0] = s.Mode
+	}
+	if s.NoNetwork {
+		parts = append(parts, "no network")
+	}
+	if len(s.Allow) > 0 {
+		parts = append(parts, "allow "+strings.Join(s.Allow, " "))
+	}
+	if len(s.PassEnv) > 0 {
+		parts = append(parts, "pass "+strings.Join(s.PassEnv, " "))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // indentListItem indents the lines after the first of text so that they

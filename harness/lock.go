@@ -20,6 +20,18 @@ type LockInfo struct {
 	// 0 when none. A dead holder leaves it behind, so that the next
 	// controller can end that agent before starting its own.
 	AgentPGID int `json:"agentPgid,omitempty"`
+	// Processes are grub's child processes seen during the current turn
+	// (an agent's helper, a daemon it detached and grub adopted as a
+	// subreaper), with their start times. A dead holder leaves them
+	// behind like AgentPGID, for the next controller to end.
+	Processes []ProcessRef `json:"processes,omitempty"`
+}
+
+// ProcessRef names one process across pid reuse: its pid and its start
+// time (field 22 of /proc/<pid>/stat).
+type ProcessRef struct {
+	PID   int    `json:"pid"`
+	Start uint64 `json:"start"`
 }
 
 // Lock is a held task lock: an advisory flock on .grub/<id>/lock. The lock
@@ -73,7 +85,7 @@ func (s *Store) Lock(id string) (*Lock, error) {
 	// controller has ended it (SetAgentPGID(0)): a short-lived holder such
 	// as grub pause must not make it forgotten.
 	l := &Lock{f: f, id: id, prev: prev, info: LockInfo{PID: os.Getpid(), Host: host,
-		StartedAt: time.Now().UTC().Truncate(time.Second), AgentPGID: prev.AgentPGID}}
+		StartedAt: time.Now().UTC().Truncate(time.Second), AgentPGID: prev.AgentPGID, Processes: prev.Processes}}
 	if err := l.writeInfo(); err != nil {
 		unlock(f)
 		f.Close()
@@ -106,6 +118,18 @@ func (l *Lock) SetAgentPGID(pgid int) error {
 		return fmt.Errorf("task %s: lock already released", l.id)
 	}
 	l.info.AgentPGID = pgid
+	return l.writeInfo()
+}
+
+// SetProcesses records the processes a dead runner's successor must end
+// (nil: none) in the lock file.
+func (l *Lock) SetProcesses(refs []ProcessRef) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return fmt.Errorf("task %s: lock already released", l.id)
+	}
+	l.info.Processes = refs
 	return l.writeInfo()
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -63,7 +64,7 @@ func TestLockTwoGoroutinesOneWins(t *testing.T) {
 func TestLockHolderAndAgentPGID(t *testing.T) {
 	s := newStore(t)
 	st := mustCreate(t, s, newState("g"))
-	if info, held, err := s.Holder(st.ID); err != nil || held || info != (LockInfo{}) {
+	if info, held, err := s.Holder(st.ID); err != nil || held || !reflect.DeepEqual(info, LockInfo{}) {
 		t.Fatalf("Holder before any lock = %+v, %v, %v; want not held, empty", info, held, err)
 	}
 	l, err := s.Lock(st.ID)

@@ -61,6 +61,9 @@ type State struct {
 	Agent               Agent      `json:"agent"`
 	// NoCommit turns off the commit after every turn (grub start --no-commit).
 	NoCommit bool `json:"noCommit,omitempty"`
+	// Sandbox is how the commands run for the agent are confined; absent
+	// (zero) in files written before it existed, which means the default.
+	Sandbox Sandbox `json:"sandbox,omitzero"`
 	// FeatureListBaseline is the last feature list the controller accepted.
 	FeatureListBaseline *featurelist.List `json:"featureListBaseline"`
 	LastDecision        *Decision         `json:"lastDecision"`
@@ -185,6 +188,23 @@ type Agent struct {
 	ContextWindow int `json:"contextWindow,omitempty"`
 	// RequestTimeoutSeconds bounds one attempt of one model request (0: default).
 	RequestTimeoutSeconds int64 `json:"requestTimeoutSeconds,omitempty"`
+}
+
+// Sandbox records the sandbox settings a task asked for (grub start
+// --sandbox, --sandbox-allow, --no-network, --pass-env). They are
+// resolved against the kernel at every run, so an empty Mode (the
+// default) can mean workspace-write on one machine and off on another.
+type Sandbox struct {
+	// Mode is "workspace-write", "read-only" or "off"; empty means the
+	// default for the task's agent where grub runs.
+	Mode string `json:"mode,omitempty"`
+	// Allow lists extra absolute paths writable in workspace-write mode.
+	Allow []string `json:"allow,omitempty"`
+	// NoNetwork refuses TCP connect and bind from sandboxed commands.
+	NoNetwork bool `json:"noNetwork,omitempty"`
+	// PassEnv names secret-looking variables the shell tool, init.sh and
+	// verify commands still get.
+	PassEnv []string `json:"passEnv,omitempty"`
 }
 
 // Decision is the controller's record of a turn's outcome: the agent's

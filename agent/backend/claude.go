@@ -32,6 +32,9 @@ type ClaudeConfig struct {
 	// ExtraArgs are added after grub's own flags, for example
 	// "--dangerously-skip-permissions" in a disposable container.
 	ExtraArgs []string
+	// Wrap, when set, puts a sandbox launcher in front of the program
+	// (see proc.Spec.Wrap).
+	Wrap func(argv []string) []string
 }
 
 // Claude is the `claude` backend: it runs Claude Code headless, once per
@@ -112,7 +115,7 @@ func (c *Claude) RunTurn(ctx context.Context, t agent.Turn) (agent.Result, error
 	if err != nil {
 		return agent.Result{}, err
 	}
-	res, err := runProgram(ctx, t, programSpec{Args: append([]string{bin}, c.args()...)})
+	res, err := runProgram(ctx, t, programSpec{Args: append([]string{bin}, c.args()...), Wrap: c.cfg.Wrap})
 	if err != nil {
 		return agent.Result{}, fmt.Errorf("claude: %w", err)
 	}

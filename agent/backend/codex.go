@@ -33,6 +33,9 @@ type CodexConfig struct {
 	// ExtraArgs are added after grub's own flags, before the "-" that
 	// makes codex read the prompt from its standard input.
 	ExtraArgs []string
+	// Wrap, when set, puts a sandbox launcher in front of the program
+	// (see proc.Spec.Wrap).
+	Wrap func(argv []string) []string
 }
 
 // Codex is the `codex` backend: it runs the Codex CLI non-interactively,
@@ -116,6 +119,7 @@ func (c *Codex) RunTurn(ctx context.Context, t agent.Turn) (agent.Result, error)
 		Args:      append([]string{bin}, c.args()...),
 		Stdout:    events,
 		MaxOutput: codexCaptureBytes,
+		Wrap:      c.cfg.Wrap,
 	})
 	if err != nil {
 		return agent.Result{}, fmt.Errorf("codex: %w", err)

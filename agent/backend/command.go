@@ -48,6 +48,10 @@ type Command struct {
 	// ExtraEnv is added to the environment before the GRUB_* variables,
 	// which win over it.
 	ExtraEnv []string
+	// Wrap, when set, puts a sandbox launcher in front of `sh -c Cmd`
+	// (see proc.Spec.Wrap). The program keeps grub's environment: an
+	// agent needs its keys.
+	Wrap func(argv []string) []string
 }
 
 // NewCommand returns a command backend running cmd.
@@ -67,7 +71,7 @@ func (c *Command) RunTurn(ctx context.Context, t agent.Turn) (agent.Result, erro
 	if strings.TrimSpace(c.Cmd) == "" {
 		return agent.Result{}, errors.New("agent command: no command given: set --agent-cmd to the program to run")
 	}
-	res, err := runProgram(ctx, t, programSpec{Command: c.Cmd, ExtraEnv: c.ExtraEnv})
+	res, err := runProgram(ctx, t, programSpec{Command: c.Cmd, ExtraEnv: c.ExtraEnv, Wrap: c.Wrap})
 	if err != nil {
 		return agent.Result{}, fmt.Errorf("agent command: %w", err)
 	}

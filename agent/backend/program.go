@@ -36,6 +36,8 @@ type programSpec struct {
 	// MaxOutput caps the bytes of each output stream kept in the
 	// proc.Result; zero means proc.DefaultMaxOutput.
 	MaxOutput int
+	// Wrap, when set, puts a launcher (the sandbox) in front of the argv.
+	Wrap func(argv []string) []string
 }
 
 // turnEnv returns extra followed by the GRUB_* variables describing t:
@@ -85,6 +87,7 @@ func runProgram(ctx context.Context, t agent.Turn, p programSpec) (proc.Result, 
 		Started:   t.Started,
 		Stdout:    p.Stdout,
 		MaxOutput: p.MaxOutput,
+		Wrap:      p.Wrap,
 	})
 	if err != nil {
 		return res, err

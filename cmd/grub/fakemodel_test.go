@@ -18,16 +18,17 @@ import (
 // end to end over real HTTP.
 //
 // With the argument quota, every request is refused with insufficient_quota;
-// with nousage, the replies carry no usage.
+// with nousage, the replies carry no usage; with probe, every shell
+// command of the model first runs `sh "$PROBE" shell` (see sandbox.txtar).
 //
-//	fakeopenai [quota|nousage]
+//	fakeopenai [quota|nousage|probe]
 func cmdFakeOpenAI(ts *testscript.TestScript, neg bool, args []string) {
 	mode := ""
 	if len(args) == 1 {
 		mode = args[0]
 	}
-	if neg || len(args) > 1 || mode != "" && mode != "quota" && mode != "nousage" && mode != "gitplant" {
-		ts.Fatalf("usage: fakeopenai [quota|nousage|gitplant]")
+	if neg || len(args) > 1 || mode != "" && mode != "quota" && mode != "nousage" && mode != "gitplant" && mode != "probe" {
+		ts.Fatalf("usage: fakeopenai [quota|nousage|gitplant|probe]")
 	}
 	srv := llmtest.NewServer()
 	switch mode {
@@ -41,6 +42,8 @@ func cmdFakeOpenAI(ts *testscript.TestScript, neg bool, args []string) {
 		})
 	case "gitplant":
 		srv.SetFallback(gitPlantModel)
+	case "probe":
+		srv.SetFallback(scripted(`sh "$PROBE" shell && `))
 	default:
 		srv.SetFallback(scriptedModel)
 	}
@@ -68,7 +71,15 @@ var harnessDirPattern = regexp.MustCompile(`\.grub/[0-9a-f]{8}`)
 // formatting, which it later edits with edit_file.
 var fakeFeatures = []string{"alpha", "beta"}
 
-func scriptedModel(r llmtest.Request) llmtest.Step {
+// scriptedModel is the scripted model; scripted(prefix) is the same with
+// prefix put before each of its shell commands.
+var scriptedModel = scripted("")
+
+func scripted(shellPrefix string) func(llmtest.Request) llmtest.Step {
+	return func(r llmtest.Request) llmtest.Step { return scriptedStep(r, shellPrefix) }
+}
+
+func scriptedStep(r llmtest.Request, shellPrefix string) llmtest.Step {
 	usage := &llmtest.Usage{Prompt: 1000, Cached: 400, Completion: 50}
 	var prompt string
 	assistantTurns := 0
@@ -111,7 +122,7 @@ func scriptedModel(r llmtest.Request) llmtest.Step {
 	switch assistantTurns {
 	case 0:
 		return llmtest.Calls(usage,
-			llmtest.Call("shell", map[string]string{"command": "touch " + next + ".done && ls"}),
+			llmtest.Call("shell", map[string]string{"command": shellPrefix + "touch " + next + ".done && ls"}),
 			llmtest.Call("read_file", map[string]any{"path": list}))
 	case 1:
 		return llmtest.Calls(usage, llmtest.Call("edit_file", map[string]any{

@@ -19,6 +19,7 @@ import (
 	"github.com/grub-dev/grub/harness"
 	"github.com/grub-dev/grub/internal/cli"
 	"github.com/grub-dev/grub/internal/fakeagent"
+	"github.com/grub-dev/grub/internal/sandbox"
 	"github.com/grub-dev/grub/schemas"
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -40,6 +41,14 @@ func TestScripts(t *testing.T) {
 		UpdateScripts:       *update,
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
+		// [landlock]: the kernel offers Landlock (the sandbox's tests).
+		Condition: func(cond string) (bool, error) {
+			if cond != "landlock" {
+				return false, fmt.Errorf("unknown condition %q", cond)
+			}
+			_, ok := sandbox.Supported()
+			return ok, nil
+		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("TZ", "UTC")
 			// Under -race every grub run would sleep a second at exit

@@ -27,12 +27,14 @@ type AnswerOptions struct {
 	Answer    string
 	JSON      bool
 	Heartbeat time.Duration
+	Landlock  func() (int, bool)
+	Reap      bool
 }
 
 // NewCmdAnswer builds grub answer. runF, when not nil, replaces the run
 // function (tests use it to check flag parsing).
 func NewCmdAnswer(f *Factory, runF func(*AnswerOptions) error) *cobra.Command {
-	opts := &AnswerOptions{IO: f.IO, Store: f.Store, Now: f.Now, Getenv: f.Getenv}
+	opts := &AnswerOptions{IO: f.IO, Store: f.Store, Now: f.Now, Getenv: f.Getenv, Landlock: f.Landlock, Reap: f.Reap}
 	var rf runFlags
 	cmd := &cobra.Command{
 		Use:   `answer [<id>] "text"`,
@@ -115,7 +117,7 @@ func answerRun(opts *AnswerOptions) error {
 	}
 	fmt.Fprintf(w, "grub: resuming task %s at iteration %d (%s)\n", id, st.CurrentIteration, st.Status)
 	return runTask(ctxOr(opts.Ctx), runOptions{IO: opts.IO, Store: store, ID: id, Now: opts.Now,
-		Getenv: opts.Getenv, JSON: opts.JSON, Heartbeat: opts.Heartbeat})
+		Getenv: opts.Getenv, JSON: opts.JSON, Heartbeat: opts.Heartbeat, Landlock: opts.Landlock, Reap: opts.Reap})
 }
 
 // recordAnswer stores answer as the next prompt's pending answer and logs

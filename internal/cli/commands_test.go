@@ -118,6 +118,7 @@ func TestStatusText(t *testing.T) {
 		st.LastDecision = &harness.Decision{Decision: loopstate.Decision{Status: loopstate.Continue, Summary: "implemented the callback", NextStep: "add the cookie", Feature: "oauth-callback"}, Iteration: 7}
 		st.LastError = "verify of login-form exited 1"
 		st.StopReason = "paused by user"
+		st.Sandbox = harness.Sandbox{Mode: "off", NoNetwork: false, PassEnv: []string{"GH_TOKEN"}}
 	})
 	list := &featurelist.List{Version: 1, Goal: "add OAuth login to the API",
 		Features: []featurelist.Feature{feature("login-form", true), feature("oauth-callback", true), feature("session-cookie", false)}}
@@ -137,6 +138,7 @@ iteration    7 of 25
 features     2/3 passing, next: session-cookie
 tokens       1,234,567 of 2,000,000 (61%)
 time         1h12m of 3h (40%)
+sandbox      off (--sandbox), passing GH_TOKEN
 last turn    #7 continue [oauth-callback]: implemented the callback
 next step    add the cookie
 last error   verify of login-form exited 1
@@ -326,7 +328,7 @@ func TestEditIdle(t *testing.T) {
 	// The same limits again change nothing.
 	before := e.stateBytes("0a1b2c3d")
 	code, _, errOut = e.run("edit", "--max-iter", "5")
-	if code != 0 || !strings.Contains(errOut, "already has these limits; nothing changed") {
+	if code != 0 || !strings.Contains(errOut, "already has these settings; nothing changed") {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 	if !bytes.Equal(before, e.stateBytes("0a1b2c3d")) {

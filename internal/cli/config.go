@@ -10,6 +10,7 @@ import (
 
 	"github.com/grub-dev/grub/harness"
 	"github.com/grub-dev/grub/internal/llm"
+	"github.com/grub-dev/grub/internal/sandbox"
 	"github.com/grub-dev/grub/schemas"
 )
 
@@ -19,6 +20,7 @@ type ConfigOptions struct {
 	Store    func() (*harness.Store, error)
 	Getenv   func(string) string
 	LookPath func(string) (string, error)
+	Landlock func() (int, bool)
 
 	JSON bool
 }
@@ -26,7 +28,7 @@ type ConfigOptions struct {
 // NewCmdConfig builds grub config. runF, when not nil, replaces the run
 // function (tests use it to check flag parsing).
 func NewCmdConfig(f *Factory, runF func(*ConfigOptions) error) *cobra.Command {
-	opts := &ConfigOptions{IO: f.IO, Store: f.Store, Getenv: f.Getenv, LookPath: exec.LookPath}
+	opts := &ConfigOptions{IO: f.IO, Store: f.Store, Getenv: f.Getenv, LookPath: exec.LookPath, Landlock: f.Landlock}
 	cmd := &cobra.Command{
 		Use:   "config",
 		Short: "Show the settings a new task would get here, and where each comes from",
@@ -34,8 +36,10 @@ func NewCmdConfig(f *Factory, runF func(*ConfigOptions) error) *cobra.Command {
 the git repository and whether turns would be committed, the built-in
 agent's server and model (from OPENAI_BASE_URL and GRUB_MODEL; the API key
 is only reported as set or not, never shown), whether the claude and codex
-programs are on PATH, the default limits, and how many tasks the workspace
-holds. grub has no configuration file: flags and these environment
+programs are on PATH, the sandbox a new task's commands would run under
+(the mode and where it comes from, the kernel's Landlock ABI and the
+paths commands may write), the default limits, and how many tasks the
+workspace holds. grub has no configuration file: flags and these environment
 variables are the whole configuration.
 
 --json prints one object that follows schemas/config-output.schema.json.`,
@@ -57,8 +61,24 @@ type configOutput struct {
 	Workspace string         `json:"workspace"`
 	Git       configGit      `json:"git"`
 	Agents    configAgents   `json:"agents"`
+	Sandbox   configSandbox  `json:"sandbox"`
 	Limits    harness.Limits `json:"limits"`
 	Tasks     int            `json:"tasks"`
+}
+
+// configSandbox is the sandbox a new task with the default agent would
+// get here.
+type configSandbox struct {
+	Mode string `json:"mode"`
+	From string `json:"from"`
+	// LandlockABI is the kernel's Landlock ABI, 0 when it has none.
+	LandlockABI int `json:"landlockABI"`
+	// NoNetwork says whether --no-network can be enforced here.
+	NoNetwork bool `json:"noNetworkAvailable"`
+	// Writable are the paths commands may write in that mode.
+	Writable []string `json:"writable"`
+	// Warning is what a run would warn about, if anything.
+	Warning string `json:"warning,omitempty"`
 }
 
 type configGit struct {
@@ -121,6 +141,15 @@ func configRun(opts *ConfigOptions) error {
 			*p = configProgram{Found: true, Path: path}
 		}
 	}
+	sb, err := resolveSandbox(harness.Sandbox{}, harness.AgentOpenAI, store.Root, opts.Getenv, opts.Landlock)
+	if err != nil {
+		return err
+	}
+	out.Sandbox = configSandbox{Mode: string(sb.Policy.Mode), From: sb.From, LandlockABI: sb.ABI,
+		NoNetwork: sb.ABI >= sandbox.MinABINetwork, Writable: sb.Policy.WritablePaths(), Warning: sb.Warning}
+	if out.Sandbox.Writable == nil {
+		out.Sandbox.Writable = []string{}
+	}
 	tasks, err := store.List()
 	if err != nil {
 		return err
@@ -166,6 +195,19 @@ func printConfig(opts *ConfigOptions, c configOutput) error {
 			where = p.prog.Path
 		}
 		row("  "+p.name, where)
+	}
+	s := c.Sandbox
+	abi := "none (no Landlock: commands run without a sandbox)"
+	if s.LandlockABI > 0 {
+		abi = fmt.Sprintf("ABI %d", s.LandlockABI)
+		if !s.NoNetwork {
+			abi += fmt.Sprintf(" (--no-network needs ABI %d)", sandbox.MinABINetwork)
+		}
+	}
+	row("sandbox", fmt.Sprintf("%s (%s; --sandbox to change)", s.Mode, s.From))
+	row("  Landlock", abi)
+	if len(s.Writable) > 0 {
+		row("  writable", strings.Join(s.Writable, "\n\t"))
 	}
 	l := c.Limits
 	row("limits", fmt.Sprintf("%d turns, %d failures in a row (%d for the initializer), %d blocked reports, %d-%d features",

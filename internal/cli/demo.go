@@ -26,12 +26,14 @@ type DemoOptions struct {
 
 	Dir        string // where to run; a new temporary folder when empty
 	Executable func() (string, error)
+	Landlock   func() (int, bool)
+	Reap       bool
 }
 
 // NewCmdDemo builds grub demo. runF, when not nil, replaces the run
 // function (tests use it to check flag parsing).
 func NewCmdDemo(f *Factory, runF func(*DemoOptions) error) *cobra.Command {
-	opts := &DemoOptions{IO: f.IO, Now: f.Now, Getenv: f.Getenv, Executable: os.Executable}
+	opts := &DemoOptions{IO: f.IO, Now: f.Now, Getenv: f.Getenv, Executable: os.Executable, Landlock: f.Landlock, Reap: f.Reap}
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Watch grub referee a scripted FAKE agent, without a model or a key",
@@ -115,7 +117,8 @@ func demoRun(opts *DemoOptions) error {
 	w := opts.IO.ErrOut
 	fmt.Fprintf(w, "grub demo: a FAKE agent works on task %s in %s\n", st.ID, dir)
 	fmt.Fprintln(w, "grub demo: it will claim completion early, edit a description and claim an unverified feature; watch grub catch each one")
-	err = runTask(ctxOr(opts.Ctx), runOptions{IO: opts.IO, Store: store, ID: st.ID, Now: opts.Now, Getenv: opts.Getenv, Heartbeat: 30 * time.Second})
+	err = runTask(ctxOr(opts.Ctx), runOptions{IO: opts.IO, Store: store, ID: st.ID, Now: opts.Now, Getenv: opts.Getenv, Heartbeat: 30 * time.Second,
+		Landlock: opts.Landlock, Reap: opts.Reap})
 	fmt.Fprintf(w, "grub demo: done; see grub -C %s log, and the prompts in %s/.grub/%s/turns/\n", dir, dir, st.ID)
 	return err
 }

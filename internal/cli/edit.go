@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,6 +27,10 @@ type EditOptions struct {
 	Args []string
 	// Limits holds the limit flags that were given.
 	Limits harness.LimitChanges
+	// Sandbox applies the sandbox flags given to a task's settings; nil
+	// when none was given.
+	Sandbox  func(*harness.Sandbox) error
+	Landlock func() (int, bool)
 }
 
 // taskIDPattern matches a task id or a prefix of one. A single argument of
@@ -35,11 +40,14 @@ var taskIDPattern = regexp.MustCompile(`^[0-9a-f]{1,8}$`)
 // NewCmdEdit builds grub edit. runF, when not nil, replaces the run
 // function (tests use it to check flag parsing).
 func NewCmdEdit(f *Factory, runF func(*EditOptions) error) *cobra.Command {
-	opts := &EditOptions{IO: f.IO, Store: f.Store, Now: f.Now, Getenv: f.Getenv, Editor: runEditor}
-	var limits limitFlags
+	opts := &EditOptions{IO: f.IO, Store: f.Store, Now: f.Now, Getenv: f.Getenv, Editor: runEditor, Landlock: f.Landlock}
+	var (
+		limits limitFlags
+		sf     sandboxFlags
+	)
 	cmd := &cobra.Command{
 		Use:   `edit [<id>] ["new goal"] [flags]`,
-		Short: "Change a task's goal or limits",
+		Short: "Change a task's goal, limits or sandbox",
 		Long: `Change the goal of a task, or its limits, or both. Without <id>, the most
 recently updated task. A single argument of up to 8 hex characters is taken
 as a task id (or the start of one); any other single argument is the new
@@ -57,6 +65,12 @@ When a controller is running the task, edit writes a request to its
 control.json and the change takes effect at the next turn boundary. When no
 controller runs it, state.json is changed directly.
 
+--sandbox, --sandbox-allow, --no-network and --pass-env change the task's
+sandbox (see grub start --help; --sandbox default goes back to the default).
+A running task records the change at once and applies it from its next
+run (grub resume): the commands of the current run keep the sandbox they
+started with.
+
 --max-iter and --max-fail must be at least 1; --token-budget 0 and
 --time-budget 0 remove that budget. --time-budget takes a Go duration in
 whole seconds, such as 90s, 45m or 2h. A complete task cannot be edited.`,
@@ -64,7 +78,8 @@ whole seconds, such as 90s, 45m or 2h. A complete task cannot be edited.`,
   grub edit 0a1b2c3d "add OAuth login to the API"
   grub edit                           # edit the goal in $EDITOR
   grub edit --max-iter 50 --token-budget 5000000
-  grub edit --time-budget 2h`,
+  grub edit --time-budget 2h
+  grub edit --sandbox read-only --no-network`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 2 {
 				return &UsageError{
@@ -82,6 +97,9 @@ whole seconds, such as 90s, 45m or 2h. A complete task cannot be edited.`,
 				return err
 			}
 			opts.Limits = changes
+			if sf.given(cmd) {
+				opts.Sandbox = func(s *harness.Sandbox) error { return sf.apply(cmd, s) }
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -89,6 +107,7 @@ whole seconds, such as 90s, 45m or 2h. A complete task cannot be edited.`,
 		},
 	}
 	limits.register(cmd)
+	sf.register(cmd)
 	return cmd
 }
 
@@ -122,19 +141,40 @@ func editRun(opts *EditOptions) error {
 	if err != nil {
 		return err
 	}
+	sb, err := editedSandbox(opts, store, st)
+	if err != nil {
+		return err
+	}
 	if goal == st.Goal {
-		if opts.Limits.Empty() {
+		if opts.Limits.Empty() && sb == nil {
 			fmt.Fprintf(opts.IO.ErrOut, "the goal of task %s is unchanged; nothing to do\n", id)
 			return nil
 		}
 		goal = ""
 	}
-	res, err := applyEdit(opts, store, id, goal)
+	res, err := applyEdit(opts, store, id, goal, sb)
 	if err != nil {
 		return err
 	}
 	reportEdit(opts, id, goal, res)
 	return nil
+}
+
+// editedSandbox is the task's sandbox with the sandbox flags applied,
+// checked against this kernel; nil when no sandbox flag was given.
+func editedSandbox(opts *EditOptions, store *harness.Store, st *harness.State) (*harness.Sandbox, error) {
+	if opts.Sandbox == nil {
+		return nil, nil
+	}
+	sb := st.Sandbox
+	sb.Allow, sb.PassEnv = slices.Clone(sb.Allow), slices.Clone(sb.PassEnv)
+	if err := opts.Sandbox(&sb); err != nil {
+		return nil, err
+	}
+	if _, err := resolveSandbox(sb, st.Agent.Kind, store.Root, opts.Getenv, opts.Landlock); err != nil {
+		return nil, err
+	}
+	return &sb, nil
 }
 
 // editedGoal is the new goal of an edit: the one given, checked, or, when
@@ -148,7 +188,7 @@ func editedGoal(opts *EditOptions, st *harness.State, goal string, goalGiven boo
 			return "", usageErrorf("the new goal is empty; give the new wording, e.g. grub edit \"add OAuth login\"")
 		}
 		return goal, nil
-	case opts.Limits.Empty():
+	case opts.Limits.Empty() && opts.Sandbox == nil:
 		return editGoalInEditor(opts, st.ID, st.Goal)
 	}
 	return st.Goal, nil
@@ -164,12 +204,14 @@ type editResult struct {
 	// oldLimits and iteration are those of the idle task before the edit.
 	oldLimits harness.Limits
 	iteration int
+	// oldSandbox and newSandbox are set when the sandbox changed.
+	oldSandbox, newSandbox *harness.Sandbox
 }
 
 // applyEdit changes the goal (unless goal is "") and the limits of task id:
 // through control.json when a controller runs it, else in state.json,
 // logged in progress-log.md.
-func applyEdit(opts *EditOptions, store *harness.Store, id, goal string) (editResult, error) {
+func applyEdit(opts *EditOptions, store *harness.Store, id, goal string, sb *harness.Sandbox) (editResult, error) {
 	now := opts.Now()
 	var reqs []harness.ControlRequest
 	if goal != "" {
@@ -178,6 +220,9 @@ func applyEdit(opts *EditOptions, store *harness.Store, id, goal string) (editRe
 	if !opts.Limits.Empty() {
 		changes := opts.Limits
 		reqs = append(reqs, harness.ControlRequest{Kind: harness.ControlLimits, At: now, Limits: &changes})
+	}
+	if sb != nil {
+		reqs = append(reqs, harness.ControlRequest{Kind: harness.ControlSandbox, At: now, Sandbox: sb})
 	}
 	var (
 		res  editResult
@@ -189,8 +234,15 @@ func applyEdit(opts *EditOptions, store *harness.Store, id, goal string) (editRe
 			if st.Status == harness.StatusComplete {
 				return false, usageErrorf("task %s is complete, so its goal and limits can no longer change", id)
 			}
-			if goal == "" && mergedLimits(st.Limits, opts.Limits) == st.Limits {
+			sandboxChanged := sb != nil && !sameSandbox(*sb, st.Sandbox)
+			if goal == "" && mergedLimits(st.Limits, opts.Limits) == st.Limits && !sandboxChanged {
 				return false, nil
+			}
+			if sandboxChanged {
+				old := st.Sandbox
+				res.oldSandbox, res.newSandbox = &old, sb
+				edit.OldSandbox, edit.NewSandbox = &old, sb
+				st.Sandbox = *sb
 			}
 			if goal != "" {
 				edit.Goal = &harness.GoalChange{Old: st.Goal, New: goal}
@@ -217,10 +269,13 @@ func reportEdit(opts *EditOptions, id, goal string, res editResult) {
 	w := opts.IO.ErrOut
 	if res.holder != nil {
 		fmt.Fprintf(w, "requested edit of task %s (pid %d); it takes effect at the next turn boundary\n", id, res.holder.PID)
+		if opts.Sandbox != nil {
+			fmt.Fprintf(w, "task %s: the sandbox change is recorded at the next turn boundary and applies from the task's next run (grub resume); the current run keeps its sandbox\n", id)
+		}
 		return
 	}
 	if !res.changed {
-		fmt.Fprintf(w, "task %s already has these limits; nothing changed\n", id)
+		fmt.Fprintf(w, "task %s already has these settings; nothing changed\n", id)
 		return
 	}
 	if goal != "" {
@@ -228,6 +283,9 @@ func reportEdit(opts *EditOptions, id, goal string, res editResult) {
 	}
 	for _, line := range harness.LimitChangeLines(res.oldLimits, mergedLimits(res.oldLimits, opts.Limits)) {
 		fmt.Fprintf(w, "task %s: %s\n", id, line)
+	}
+	if res.newSandbox != nil {
+		fmt.Fprintf(w, "task %s: sandbox %s → %s\n", id, harness.SandboxSummary(*res.oldSandbox), harness.SandboxSummary(*res.newSandbox))
 	}
 	if m := opts.Limits.MaxIterations; m != nil && *m <= res.iteration {
 		fmt.Fprintf(w, "note: task %s has already run %d iterations; grub resume will end it as failed (iteration budget spent) unless --max-iter is above %d\n", id, res.iteration, res.iteration)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/grub-dev/grub/harness"
+	"github.com/grub-dev/grub/internal/sandbox"
 )
 
 // Factory holds what commands need from the outside world. Commands copy
@@ -25,6 +26,12 @@ type Factory struct {
 	Getenv func(string) string
 	// OpenStore opens the harness store of a workspace root.
 	OpenStore func(root string) (*harness.Store, error)
+	// Landlock probes the kernel's Landlock ABI (sandbox.Supported).
+	Landlock func() (abi int, ok bool)
+	// Reap makes a run's grub a child subreaper that ends what each turn
+	// leaves behind. Only the real process (Main) sets it: in a test
+	// process it would end other tests' children.
+	Reap bool
 }
 
 // NewFactory returns a Factory wired to the real process: the system clock,
@@ -35,6 +42,7 @@ func NewFactory(ios *IOStreams) *Factory {
 		Now:       time.Now,
 		Getenv:    os.Getenv,
 		OpenStore: harness.Open,
+		Landlock:  sandbox.Supported,
 	}
 }
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,18 +19,23 @@ type ResumeOptions struct {
 	Getenv func(string) string
 	Ctx    context.Context
 
-	ID        string
-	Limits    harness.LimitChanges
-	Agent     func(*harness.Agent) error // applies agent flags to the task's settings
+	ID     string
+	Limits harness.LimitChanges
+	Agent  func(*harness.Agent) error // applies agent flags to the task's settings
+	// Sandbox applies the sandbox flags to the task's settings.
+	Sandbox   func(*harness.Sandbox) error
 	JSON      bool
 	Heartbeat time.Duration
+	Landlock  func() (int, bool)
+	Reap      bool
 }
 
 // NewCmdResume builds grub resume. runF, when not nil, replaces the run
 // function (tests use it to check flag parsing).
 func NewCmdResume(f *Factory, runF func(*ResumeOptions) error) *cobra.Command {
-	opts := &ResumeOptions{IO: f.IO, Store: f.Store, Now: f.Now, Getenv: f.Getenv}
+	opts := &ResumeOptions{IO: f.IO, Store: f.Store, Now: f.Now, Getenv: f.Getenv, Landlock: f.Landlock, Reap: f.Reap}
 	var (
+		sf     sandboxFlags
 		af     agentFlags
 		rf     runFlags
 		limits limitFlags
@@ -54,7 +60,9 @@ look at the workspace instead of assuming the turn failed.
 
 --agent, --agent-cmd, --agent-bin, --model, --base-url, --max-requests,
 --context-window and --request-timeout change the task's agent from here
-on; switching to another --agent starts its settings afresh.`,
+on; switching to another --agent starts its settings afresh. --sandbox,
+--sandbox-allow, --no-network and --pass-env change the task's sandbox
+(see grub start --help); the task keeps the one it has otherwise.`,
 		Example: `  grub resume
   grub resume 0a1b2c3d --max-iter 40
   grub resume --time-budget 2h --agent-cmd 'my-agent --headless'`,
@@ -72,6 +80,7 @@ on; switching to another --agent starts its settings afresh.`,
 			}
 			opts.Limits = changes
 			opts.Agent = func(a *harness.Agent) error { return af.apply(cmd, a, opts.Getenv) }
+			opts.Sandbox = func(s *harness.Sandbox) error { return sf.apply(cmd, s) }
 			if runF != nil {
 				return runF(opts)
 			}
@@ -80,6 +89,7 @@ on; switching to another --agent starts its settings afresh.`,
 	}
 	limits.register(cmd)
 	af.register(cmd)
+	sf.register(cmd)
 	rf.register(cmd)
 	return cmd
 }
@@ -98,7 +108,17 @@ func resumeRun(opts *ResumeOptions) error {
 	if err := opts.Agent(&changed); err != nil {
 		return err
 	}
-	if changed != st.Agent {
+	sb := st.Sandbox
+	sb.Allow, sb.PassEnv = slices.Clone(sb.Allow), slices.Clone(sb.PassEnv)
+	if opts.Sandbox != nil {
+		if err := opts.Sandbox(&sb); err != nil {
+			return err
+		}
+	}
+	if _, err := resolveSandbox(sb, changed.Kind, store.Root, opts.Getenv, opts.Landlock); err != nil {
+		return err
+	}
+	if changed != st.Agent || !sameSandbox(sb, st.Sandbox) {
 		// Changing the agent is a state change: make it under the lock, on
 		// the state as it is then.
 		lock, err := store.Lock(id)
@@ -111,7 +131,7 @@ func resumeRun(opts *ResumeOptions) error {
 			if err != nil {
 				return err
 			}
-			st.Agent = changed
+			st.Agent, st.Sandbox = changed, sb
 			st.UpdatedAt = opts.Now().UTC()
 			return store.SaveState(st)
 		}()
@@ -127,5 +147,6 @@ func resumeRun(opts *ResumeOptions) error {
 		return &harness.LockedError{ID: id, Info: info}
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "grub: resuming task %s at iteration %d (%s)\n", id, st.CurrentIteration, st.Status)
-	return runTask(ctxOr(opts.Ctx), runOptions{IO: opts.IO, Store: store, ID: id, Limits: opts.Limits, Now: opts.Now, Getenv: opts.Getenv, JSON: opts.JSON, Heartbeat: opts.Heartbeat})
+	return runTask(ctxOr(opts.Ctx), runOptions{IO: opts.IO, Store: store, ID: id, Limits: opts.Limits, Now: opts.Now, Getenv: opts.Getenv, JSON: opts.JSON, Heartbeat: opts.Heartbeat,
+		Landlock: opts.Landlock, Reap: opts.Reap})
 }

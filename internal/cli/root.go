@@ -11,7 +11,9 @@ import (
 // Main runs grub with the process's arguments and standard streams and
 // returns the exit code. cmd/grub's main passes it to os.Exit.
 func Main() int {
-	return Run(os.Args[1:], System())
+	f := NewFactory(System())
+	f.Reap = true
+	return execute(context.Background(), f, os.Args[1:])
 }
 
 // Run runs grub with args (without the program name) on the given streams
@@ -120,6 +122,7 @@ Exit codes:
 		NewCmdDemo(f, nil),
 		NewCmdConfig(f, nil),
 		NewCmdDemoAgent(),
+		NewCmdSandboxExec(),
 		NewCmdVersion(f, nil),
 	)
 	return root

@@ -166,28 +166,39 @@ func checkAgentFlags(fl *pflag.FlagSet, kind harness.AgentKind) error {
 	return nil
 }
 
+// agentSandbox is what a backend needs of the sandbox: the launcher to put
+// in front of the commands it runs for the agent (nil: none) and the
+// environment of the built-in agent's shell (nil: grub's own).
+type agentSandbox struct {
+	Wrap     func([]string) []string
+	ShellEnv []string
+}
+
 // newAgent builds the backend recorded in the task's state. The API key
 // comes from the environment only: it is never stored.
-func newAgent(s harness.Agent, root string, getenv func(string) string) (agent.Agent, error) {
+func newAgent(s harness.Agent, root string, getenv func(string) string, sb agentSandbox) (agent.Agent, error) {
 	switch s.Kind {
 	case harness.AgentCommand:
-		return backend.NewCommand(s.Command), nil
+		c := backend.NewCommand(s.Command)
+		c.Wrap = sb.Wrap
+		return c, nil
 	case harness.AgentClaude, harness.AgentCodex:
 		bin, err := agentProgram(s, root)
 		if err != nil {
 			return nil, err
 		}
 		if s.Kind == harness.AgentClaude {
-			return backend.NewClaude(backend.ClaudeConfig{Bin: bin, Model: s.Model}), nil
+			return backend.NewClaude(backend.ClaudeConfig{Bin: bin, Model: s.Model, Wrap: sb.Wrap}), nil
 		}
-		return backend.NewCodex(backend.CodexConfig{Bin: bin, Model: s.Model}), nil
+		return backend.NewCodex(backend.CodexConfig{Bin: bin, Model: s.Model, Wrap: sb.Wrap}), nil
 	case harness.AgentOpenAI:
 		client, err := llm.New(llm.Config{BaseURL: s.BaseURL, APIKey: getenv("OPENAI_API_KEY"), Model: s.Model,
 			RequestTimeout: time.Duration(s.RequestTimeoutSeconds) * time.Second})
 		if err != nil {
 			return nil, &UsageError{Err: err}
 		}
-		return backend.NewOpenAI(backend.OpenAIConfig{Client: client, MaxRequests: s.MaxRequests, ContextWindow: s.ContextWindow}), nil
+		return backend.NewOpenAI(backend.OpenAIConfig{Client: client, MaxRequests: s.MaxRequests, ContextWindow: s.ContextWindow,
+			ShellWrap: sb.Wrap, ShellEnv: sb.ShellEnv}), nil
 	}
 	return nil, fmt.Errorf("agent backend %q is not available in this build", s.Kind)
 }
@@ -222,6 +233,9 @@ type runOptions struct {
 	Getenv    func(string) string
 	JSON      bool
 	Heartbeat time.Duration
+	// Landlock probes the kernel (Factory.Landlock); Reap is Factory.Reap.
+	Landlock func() (int, bool)
+	Reap     bool
 }
 
 // runTask runs the controller in the foreground until the task stops, with
@@ -233,7 +247,23 @@ func runTask(ctx context.Context, o runOptions) error {
 	if err != nil {
 		return err
 	}
-	backend, err := newAgent(st.Agent, o.Store.Root, o.Getenv)
+	sb, err := resolveSandbox(st.Sandbox, st.Agent.Kind, o.Store.Root, o.Getenv, o.Landlock)
+	if err != nil {
+		return err
+	}
+	if sb.Warning != "" {
+		fmt.Fprintln(o.IO.ErrOut, "grub: warning: "+sb.Warning)
+	}
+	var wrap func([]string) []string
+	if sb.Policy.Confines() {
+		self, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("the sandbox needs grub's own executable: %w", err)
+		}
+		wrap = sb.wrapper(self)
+	}
+	env := sb.scrubbedEnv()
+	backend, err := newAgent(st.Agent, o.Store.Root, o.Getenv, agentSandbox{Wrap: wrap, ShellEnv: env})
 	if err != nil {
 		return err
 	}
@@ -245,6 +275,11 @@ func runTask(ctx context.Context, o runOptions) error {
 		Now:       o.Now,
 		Heartbeat: o.Heartbeat,
 		Limits:    o.Limits,
+		Wrap:      wrap,
+		Env:       env,
+	}
+	if o.Reap && becomeReaper() {
+		copts.Reaper = procReaper{}
 	}
 	repo, err := openRepo(o.Store.Root)
 	if err != nil {
@@ -290,6 +325,7 @@ func printFinal(o runOptions, st *harness.State) error {
 	if err != nil {
 		return err
 	}
+	v.Sandbox = newSandboxView(st, o.Store.Root, o.Landlock)
 	if o.JSON {
 		return writeJSON(o.IO.Out, schemas.StatusOutput, newStatusOutput(v))
 	}

@@ -25,8 +25,12 @@ type StartOptions struct {
 	AllowDirty bool
 	Limits     harness.Limits
 	Agent      harness.Agent
+	Sandbox    harness.Sandbox
 	JSON       bool
 	Heartbeat  time.Duration
+	// Landlock probes the kernel; Reap makes the run a child subreaper.
+	Landlock func() (int, bool)
+	Reap     bool
 }
 
 // startLong is the long help of grub start.
@@ -62,13 +66,20 @@ the existing tree first in a repository without commits, and never pushes,
 resets, rebases or amends. --no-commit turns commits off.
 
 Durations are Go durations: 90s, 45m, 2h. --turn-timeout bounds each agent
-turn; --init-timeout bounds each run of init.sh and of a verify command.`
+turn; --init-timeout bounds each run of init.sh and of a verify command.
+
+` + sandboxHelp + `
+
+On Linux grub is a child subreaper while it runs a task: a process a turn
+detaches (setsid, a double fork) is re-parented to grub and ended when the
+turn ends, and one left by a runner that died is ended by grub resume.`
 
 // NewCmdStart builds grub start. runF, when not nil, replaces the run
 // function (tests use it to check flag parsing).
 func NewCmdStart(f *Factory, runF func(*StartOptions) error) *cobra.Command {
-	opts := &StartOptions{IO: f.IO, Store: f.Store, Now: f.Now, Getenv: f.Getenv}
+	opts := &StartOptions{IO: f.IO, Store: f.Store, Now: f.Now, Getenv: f.Getenv, Landlock: f.Landlock, Reap: f.Reap}
 	var (
+		sf     sandboxFlags
 		af     agentFlags
 		rf     runFlags
 		limits = limitFlags{forNewTask: true}
@@ -103,6 +114,9 @@ func NewCmdStart(f *Factory, runF func(*StartOptions) error) *cobra.Command {
 			if err := af.apply(cmd, &opts.Agent, opts.Getenv); err != nil {
 				return err
 			}
+			if err := sf.apply(cmd, &opts.Sandbox); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -115,6 +129,7 @@ func NewCmdStart(f *Factory, runF func(*StartOptions) error) *cobra.Command {
 	fl.BoolVar(&opts.NoCommit, "no-commit", false, "do not commit after every turn (in a git workspace grub commits each turn by default)")
 	fl.BoolVar(&opts.AllowDirty, "allow-dirty", false, "start even though the work tree has uncommitted changes; the first turn's commit includes them")
 	af.register(cmd)
+	sf.register(cmd)
 	rf.register(cmd)
 	return cmd
 }
@@ -125,7 +140,11 @@ func startRun(opts *StartOptions) error {
 		return err
 	}
 	// A backend that cannot run is a usage error before anything exists.
-	if _, err := newAgent(opts.Agent, store.Root, opts.Getenv); err != nil {
+	if _, err := newAgent(opts.Agent, store.Root, opts.Getenv, agentSandbox{}); err != nil {
+		return err
+	}
+	// So is a sandbox this system cannot enforce.
+	if _, err := resolveSandbox(opts.Sandbox, opts.Agent.Kind, store.Root, opts.Getenv, opts.Landlock); err != nil {
 		return err
 	}
 	id, err := harness.NewID()
@@ -151,12 +170,14 @@ func startRun(opts *StartOptions) error {
 	st := &harness.State{
 		ID: id, Goal: opts.Goal, Locale: opts.Locale, Status: harness.StatusRunning, Phase: harness.PhaseInitializer,
 		CreatedAt: now, UpdatedAt: now, Limits: opts.Limits, Agent: opts.Agent, NoCommit: opts.NoCommit,
+		Sandbox: opts.Sandbox,
 	}
 	if err := store.Create(st); err != nil {
 		return err
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "grub: task %s created in %s\n", st.ID, store.Rel(store.Dir(st.ID)))
-	return runTask(ctxOr(opts.Ctx), runOptions{IO: opts.IO, Store: store, ID: st.ID, Now: opts.Now, Getenv: opts.Getenv, JSON: opts.JSON, Heartbeat: opts.Heartbeat})
+	return runTask(ctxOr(opts.Ctx), runOptions{IO: opts.IO, Store: store, ID: st.ID, Now: opts.Now, Getenv: opts.Getenv, JSON: opts.JSON, Heartbeat: opts.Heartbeat,
+		Landlock: opts.Landlock, Reap: opts.Reap})
 }
 
 func ctxOr(ctx context.Context) context.Context {

@@ -16,6 +16,8 @@ type StatusOptions struct {
 	IO    *IOStreams
 	Store func() (*harness.Store, error)
 	Now   func() time.Time
+	// Landlock probes the kernel, for the sandbox line.
+	Landlock func() (int, bool)
 
 	ID         string
 	JSON       bool
@@ -35,7 +37,7 @@ type StatusOptions struct {
 // NewCmdStatus builds grub status. runF, when not nil, replaces the run
 // function (tests use it to check flag parsing).
 func NewCmdStatus(f *Factory, runF func(*StatusOptions) error) *cobra.Command {
-	opts := &StatusOptions{IO: f.IO, Store: f.Store, Now: f.Now, Sleep: sleepCtx}
+	opts := &StatusOptions{IO: f.IO, Store: f.Store, Now: f.Now, Sleep: sleepCtx, Landlock: f.Landlock}
 	cmd := &cobra.Command{
 		Use:   "status [<id>] [--watch]",
 		Short: "Show a task's status, progress and budgets",
@@ -120,6 +122,7 @@ func statusRun(opts *StatusOptions) error {
 	if err != nil {
 		return err
 	}
+	v.Sandbox = newSandboxView(st, store.Root, opts.Landlock)
 	if opts.JSON {
 		err = writeJSON(opts.IO.Out, schemas.StatusOutput, newStatusOutput(v))
 	} else {
@@ -164,6 +167,7 @@ type statusOutput struct {
 	Usage               harness.Usage     `json:"usage"`
 	Limits              harness.Limits    `json:"limits"`
 	Agent               harness.Agent     `json:"agent"`
+	Sandbox             sandboxView       `json:"sandbox"`
 	LastDecision        *harness.Decision `json:"lastDecision"`
 	LastError           string            `json:"lastError,omitempty"`
 	StopReason          string            `json:"stopReason,omitempty"`
@@ -188,6 +192,7 @@ func newStatusOutput(v *taskView) *statusOutput {
 		Usage:               st.Usage,
 		Limits:              st.Limits,
 		Agent:               st.Agent,
+		Sandbox:             v.Sandbox,
 		LastDecision:        st.LastDecision,
 		LastError:           st.LastError,
 		StopReason:          st.StopReason,
@@ -249,6 +254,7 @@ func printStatus(w io.Writer, v *taskView, now time.Time) error {
 		elapsed += " (no budget)"
 	}
 	fw.field("time", elapsed)
+	fw.field("sandbox", v.Sandbox.line())
 
 	if d := st.LastDecision; d != nil {
 		line := string(d.Status)

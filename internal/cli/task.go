@@ -56,6 +56,8 @@ type taskView struct {
 	// FeatureNote explains where the counts come from when the feature
 	// list on disk could not be used.
 	FeatureNote string
+	// Sandbox is the task's sandbox as resolved on this system.
+	Sandbox sandboxView
 }
 
 // Interrupted reports a task whose status is running but whose runner is
@@ -85,7 +87,7 @@ func (v *taskView) Total() int {
 // does not fail the view: the last list the controller accepted is counted
 // instead, with a note.
 func loadTaskView(store *harness.Store, st *harness.State) (*taskView, error) {
-	v := &taskView{State: st, Dir: store.Rel(store.Dir(st.ID))}
+	v := &taskView{State: st, Dir: store.Rel(store.Dir(st.ID)), Sandbox: newSandboxView(st, store.Root, nil)}
 	info, held, err := store.Holder(st.ID)
 	if err != nil {
 		return nil, err

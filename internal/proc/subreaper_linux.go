@@ -178,3 +178,64 @@ func parseStatParent(b []byte) (statInfo, bool) {
 	}
 	return statInfo{state: fields[0][0], ppid: ppid}, true
 }
+
+// StartTime returns the start time of process pid (field 22 of
+// /proc/<pid>/stat, in clock ticks since boot), which together with the
+// pid names one process: a pid reused later has another start time. ok is
+// false when the process is gone or a zombie.
+func StartTime(pid int) (start uint64, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	return parseStartTime(b)
+}
+
+func parseStartTime(b []byte) (uint64, bool) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, false
+	}
+	// Fields after ')' start at field 3 (state); starttime is field 22.
+	fields := bytes.Fields(b[i+1:])
+	if len(fields) < 20 || len(fields[0]) != 1 || fields[0][0] == 'Z' || fields[0][0] == 'X' {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(string(fields[19]), 10, 64)
+	return v, err == nil
+}
+
+// Children returns our live child processes (after [BecomeSubreaper], the
+// orphans re-parented to us included), each with its start time, so that
+// a later process can end them without hitting a reused pid
+// ([KillIfSame]).
+func Children() (map[int]uint64, error) {
+	pids, err := Orphans(nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int]uint64, len(pids))
+	for _, pid := range pids {
+		if start, ok := StartTime(pid); ok {
+			out[pid] = start
+		}
+	}
+	return out, nil
+}
+
+// KillIfSame sends SIGKILL to process pid, and to its process group when
+// it leads one, if it is still the process that started at start. It
+// reports whether it sent anything. A process of another user is skipped
+// (the kill fails).
+func KillIfSame(pid int, start uint64) bool {
+	if pid <= 1 || pid == os.Getpid() {
+		return false
+	}
+	if now, ok := StartTime(pid); !ok || now != start {
+		return false
+	}
+	if _, pgrp, ok := procStat(pid); ok && pgrp == pid {
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+	}
+	return syscall.Kill(pid, syscall.SIGKILL) == nil
+}

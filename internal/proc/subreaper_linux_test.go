@@ -124,3 +124,34 @@ func comm(pid int) string {
 	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
 	return strings.TrimSpace(string(b))
 }
+
+func TestStartTimeAndKillIfSame(t *testing.T) {
+	cmd := exec.Command("sleep", "705")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	pid := cmd.Process.Pid
+	start, ok := StartTime(pid)
+	if !ok || start == 0 {
+		t.Fatalf("StartTime(%d) = %d, %v", pid, start, ok)
+	}
+	if KillIfSame(pid, start+1) {
+		t.Error("KillIfSame signalled a process with another start time")
+	}
+	if !KillIfSame(pid, start) {
+		t.Fatal("KillIfSame did not signal the recorded process")
+	}
+	if err := cmd.Wait(); err == nil {
+		t.Error("the process exited normally, want killed")
+	}
+	if _, ok := StartTime(pid); ok {
+		t.Error("StartTime of a reaped process is still ok")
+	}
+	if _, ok := parseStartTime([]byte("1 (a) b) Z 0 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 99")); ok {
+		t.Error("a zombie has a start time")
+	}
+	if v, ok := parseStartTime([]byte("1 (a) b) S 0 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 99 5")); !ok || v != 99 {
+		t.Errorf("parseStartTime = %d, %v; want 99", v, ok)
+	}
+}

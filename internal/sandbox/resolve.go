@@ -34,6 +34,12 @@ func Resolve(p Policy, explicitMode bool) (resolved Policy, warning string, err 
 	return resolve(p, explicitMode, abi)
 }
 
+// ResolveABI is Resolve for a kernel offering Landlock ABI abi (0: none),
+// for callers that probe the kernel themselves or simulate another one.
+func ResolveABI(p Policy, explicitMode bool, abi int) (resolved Policy, warning string, err error) {
+	return resolve(p, explicitMode, abi)
+}
+
 func resolve(p Policy, explicitMode bool, abi int) (Policy, string, error) {
 	if err := p.Validate(); err != nil {
 		return p, "", err

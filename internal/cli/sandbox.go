@@ -1,0 +1,331 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/grub-dev/grub/harness"
+	"github.com/grub-dev/grub/internal/proc"
+	"github.com/grub-dev/grub/internal/sandbox"
+)
+
+// sandboxHelp is the part of grub start's help that says what each
+// sandbox mode allows.
+const sandboxHelp = `Sandbox (Linux, Landlock): the built-in agent's shell commands, a command
+agent, init.sh and every verify command run through a small launcher (grub
+re-executing itself) that confines them; grub itself is never confined.
+  --sandbox workspace-write  reads anywhere; writes only in the workspace,
+                             the temp directory ($TMPDIR, else /tmp), the
+                             build caches (Go build cache and module cache,
+                             npm cache, pip cache), /dev/null and the
+                             terminals, and the paths given with
+                             --sandbox-allow PATH (repeatable)
+  --sandbox read-only        reads anywhere; writes only to the temp
+                             directory and the devices (review or audit goals)
+  --sandbox off              no restriction
+workspace-write is the default where the kernel has Landlock, for --agent
+openai and --agent command; where it has none, the default is off, with a
+warning, and an explicit mode is an error (exit 2). For --agent claude and
+--agent codex the sandbox is opt-in (they have their own permission
+systems); when asked for, their folders (~/.claude and ~/.claude.json, or
+$CLAUDE_CONFIG_DIR; ~/.codex or $CODEX_HOME) are writable too. --no-network
+also refuses TCP connect and bind (Landlock ABI 4). grub config shows the
+paths and the kernel's Landlock ABI.
+
+The shell tool, init.sh and verify commands get your environment without
+variables whose names look like secrets (*_API_KEY, *_TOKEN, *SECRET*,
+*PASSWORD*); --pass-env NAME (repeatable) lets one through. Agent programs
+(claude, codex, command) keep the whole environment: they need their keys.`
+
+// sandboxFlags are the flags that set a task's sandbox, shared by start,
+// resume and edit.
+type sandboxFlags struct {
+	Mode      string
+	Allow     []string
+	NoNetwork bool
+	PassEnv   []string
+}
+
+func (s *sandboxFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&s.Mode, "sandbox", "", "confine the commands run for the agent: workspace-write, read-only or off; default: workspace-write for --agent openai and command where Landlock is available, off for claude and codex (\"default\" goes back to it)")
+	fl.StringArrayVar(&s.Allow, "sandbox-allow", nil, "with --sandbox workspace-write: also let commands write under `path` (repeatable; '' clears the list)")
+	fl.BoolVar(&s.NoNetwork, "no-network", false, "refuse TCP connect and bind from sandboxed commands (Landlock ABI 4 or later; UDP and MPTCP are not covered)")
+	fl.StringArrayVar(&s.PassEnv, "pass-env", nil, "let the secret-looking variable `NAME` through to the shell tool, init.sh and verify (repeatable; '' clears the list)")
+}
+
+// given reports whether any sandbox flag was given.
+func (s *sandboxFlags) given(cmd *cobra.Command) bool {
+	fl := cmd.Flags()
+	return fl.Changed("sandbox") || fl.Changed("sandbox-allow") || fl.Changed("no-network") || fl.Changed("pass-env")
+}
+
+// apply writes the sandbox flags that were given into sb: --sandbox
+// replaces the mode ("default" clears it), --sandbox-allow and --pass-env
+// replace their lists, --no-network sets (or, =false, clears) the network
+// rule. Relative --sandbox-allow paths are made absolute.
+func (s *sandboxFlags) apply(cmd *cobra.Command, sb *harness.Sandbox) error {
+	fl := cmd.Flags()
+	if fl.Changed("sandbox") {
+		if s.Mode == "default" {
+			sb.Mode = ""
+		} else {
+			m, err := sandbox.ParseMode(s.Mode)
+			if err != nil {
+				return usageErrorf("--sandbox: %v", err)
+			}
+			sb.Mode = string(m)
+		}
+	}
+	if fl.Changed("sandbox-allow") {
+		sb.Allow = nil
+		for _, p := range s.Allow {
+			if p == "" {
+				continue
+			}
+			abs, err := filepath.Abs(p)
+			if err != nil {
+				return usageErrorf("--sandbox-allow %s: %v", p, err)
+			}
+			if !slices.Contains(sb.Allow, abs) {
+				sb.Allow = append(sb.Allow, abs)
+			}
+		}
+	}
+	if fl.Changed("no-network") {
+		sb.NoNetwork = s.NoNetwork
+	}
+	if fl.Changed("pass-env") {
+		sb.PassEnv = nil
+		for _, n := range s.PassEnv {
+			if n == "" {
+				continue
+			}
+			if strings.ContainsAny(n, "= ") {
+				return usageErrorf("--pass-env %q: give a variable name, not a value", n)
+			}
+			if !slices.Contains(sb.PassEnv, n) {
+				sb.PassEnv = append(sb.PassEnv, n)
+			}
+		}
+	}
+	return nil
+}
+
+// sandboxSetup is how one run confines the commands grub runs for the
+// agent: the policy resolved against this kernel and who it applies to.
+type sandboxSetup struct {
+	Policy sandbox.Policy
+	// From says where the mode comes from: "--sandbox", or the default
+	// and why.
+	From string
+	// ABI is the kernel's Landlock ABI (0: none).
+	ABI int
+	// Warning is the one line to print at the start of a run, if any.
+	Warning string
+	// PassEnv are the secret-looking variables let through.
+	PassEnv []string
+}
+
+// landlockProbe reports the kernel's Landlock ABI; tests replace
+// sandbox.Supported to simulate another kernel.
+type landlockProbe func() (abi int, ok bool)
+
+// defaultMode is the sandbox mode of a task that asked for none.
+func defaultMode(kind harness.AgentKind) sandbox.Mode {
+	if kind == harness.AgentClaude || kind == harness.AgentCodex {
+		return sandbox.ModeOff // opt-in: they have their own permission systems
+	}
+	return sandbox.ModeWorkspaceWrite
+}
+
+// resolveSandbox resolves a task's sandbox settings for a run in root on
+// this kernel. An explicit mode (or --no-network) the kernel cannot
+// enforce is a usage error (exit 2); a default one degrades to off with
+// a warning.
+func resolveSandbox(sb harness.Sandbox, kind harness.AgentKind, root string, getenv func(string) string, probe landlockProbe) (sandboxSetup, error) {
+	explicit := sb.Mode != ""
+	mode := defaultMode(kind)
+	from := "default for --agent " + string(kind)
+	if explicit {
+		mode, from = sandbox.Mode(sb.Mode), "--sandbox"
+	}
+	p := sandbox.Policy{Mode: mode, Workspace: root, Writable: slices.Clone(sb.Allow), NoNetwork: sb.NoNetwork}
+	if mode == sandbox.ModeWorkspaceWrite {
+		p.Writable = append(p.Writable, agentConfigPaths(kind, getenv)...)
+	}
+	if probe == nil {
+		probe = sandbox.Supported
+	}
+	abi, ok := probe()
+	if !ok {
+		abi = 0
+	}
+	resolved, warning, err := sandbox.ResolveABI(p, explicit, abi)
+	if err != nil {
+		return sandboxSetup{}, &UsageError{Err: err}
+	}
+	if resolved.Mode != mode {
+		from += " (no Landlock here)"
+	}
+	return sandboxSetup{Policy: resolved, From: from, ABI: abi, Warning: warning, PassEnv: sb.PassEnv}, nil
+}
+
+// agentConfigPaths are the folders and files Claude Code or the Codex CLI
+// write as they work (sessions, history, settings, credentials refresh),
+// writable when they run in the workspace-write sandbox.
+func agentConfigPaths(kind harness.AgentKind, getenv func(string) string) []string {
+	home := getenv("HOME")
+	var paths []string
+	add := func(p string) {
+		if filepath.IsAbs(p) {
+			paths = append(paths, p)
+		}
+	}
+	switch kind {
+	case harness.AgentClaude:
+		if d := getenv("CLAUDE_CONFIG_DIR"); d != "" {
+			add(d)
+		} else if home != "" {
+			add(filepath.Join(home, ".claude"))
+		}
+		if home != "" {
+			add(filepath.Join(home, ".claude.json"))
+			add(filepath.Join(home, ".claude.json.backup"))
+		}
+	case harness.AgentCodex:
+		if d := getenv("CODEX_HOME"); d != "" {
+			add(d)
+		} else if home != "" {
+			add(filepath.Join(home, ".codex"))
+		}
+	}
+	return paths
+}
+
+// wrapper returns the function that puts the launcher (self, grub's own
+// executable) in front of a command under the setup's policy, or nil when
+// the policy confines nothing.
+func (s sandboxSetup) wrapper(self string) func([]string) []string {
+	if !s.Policy.Confines() {
+		return nil
+	}
+	p := s.Policy
+	return func(argv []string) []string { return sandbox.Wrap(self, p, argv) }
+}
+
+// scrubbedEnv is the environment of the shell tool, init.sh and verify:
+// grub's own without secret-looking variables, except those passed.
+func (s sandboxSetup) scrubbedEnv() []string {
+	return sandbox.ScrubEnv(os.Environ(), s.PassEnv)
+}
+
+// describe is the sandbox in one line, for status and the start of a run.
+func (s sandboxSetup) describe() string {
+	d := string(s.Policy.Mode) + " (" + s.From + ")"
+	if s.Policy.NoNetwork {
+		d += ", no network"
+	}
+	if len(s.PassEnv) > 0 {
+		d += ", passing " + strings.Join(s.PassEnv, " ")
+	}
+	return d
+}
+
+// NewCmdSandboxExec builds the hidden command that is the sandbox
+// launcher: grub __sandbox-exec [policy] -- command [args...]. grub runs
+// it itself (sandbox.Wrap), never a user.
+func NewCmdSandboxExec() *cobra.Command {
+	return &cobra.Command{
+		Use:                sandbox.ExecCommand,
+		Hidden:             true,
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			// Main returns only when it could not run the command; it has
+			// said why on stderr.
+			return &ExitError{Code: sandbox.Main(args)}
+		},
+	}
+}
+
+// procReaper ends what turns leave behind, grub being a child subreaper.
+type procReaper struct{}
+
+func (procReaper) Children() []harness.ProcessRef {
+	kids, err := proc.Children()
+	if err != nil {
+		return nil
+	}
+	refs := make([]harness.ProcessRef, 0, len(kids))
+	for pid, start := range kids {
+		refs = append(refs, harness.ProcessRef{PID: pid, Start: start})
+	}
+	slices.SortFunc(refs, func(a, b harness.ProcessRef) int { return a.PID - b.PID })
+	return refs
+}
+
+// EndOrphans ends every child of grub: at a turn's end grub manages no
+// process of its own.
+func (procReaper) EndOrphans() ([]int, error) { return proc.KillOrphans(nil) }
+
+// becomeReaper makes grub a child subreaper for a run, so that what a turn
+// detaches is re-parented to grub and ended with the turn. It reports
+// false where the system has no subreapers (only Linux has them).
+func becomeReaper() bool {
+	return proc.BecomeSubreaper() == nil
+}
+
+// sameSandbox reports whether two sandbox settings are the same.
+func sameSandbox(a, b harness.Sandbox) bool {
+	return a.Mode == b.Mode && a.NoNetwork == b.NoNetwork && slices.Equal(a.Allow, b.Allow) && slices.Equal(a.PassEnv, b.PassEnv)
+}
+
+// sandboxView is a task's sandbox as status shows it: the settings, and
+// the mode they give on this system.
+type sandboxView struct {
+	// Mode is what the task's commands run under here: workspace-write,
+	// read-only or off.
+	Mode string `json:"mode"`
+	// From says where the mode comes from (--sandbox, or the default).
+	From      string   `json:"from"`
+	NoNetwork bool     `json:"noNetwork"`
+	Allow     []string `json:"allow,omitempty"`
+	PassEnv   []string `json:"passEnv,omitempty"`
+	// Problem says why the next run would refuse the settings here.
+	Problem string `json:"problem,omitempty"`
+}
+
+// newSandboxView resolves a task's sandbox settings on this system.
+func newSandboxView(st *harness.State, root string, probe landlockProbe) sandboxView {
+	sb := st.Sandbox
+	v := sandboxView{NoNetwork: sb.NoNetwork, Allow: sb.Allow, PassEnv: sb.PassEnv}
+	setup, err := resolveSandbox(sb, st.Agent.Kind, root, os.Getenv, probe)
+	if err != nil {
+		v.Mode, v.From, v.Problem = sb.Mode, "--sandbox", err.Error()
+		return v
+	}
+	v.Mode, v.From = string(setup.Policy.Mode), setup.From
+	return v
+}
+
+// line is the sandbox in one line for people.
+func (v sandboxView) line() string {
+	s := v.Mode + " (" + v.From + ")"
+	if v.NoNetwork {
+		s += ", no network"
+	}
+	if len(v.Allow) > 0 {
+		s += ", also writable: " + strings.Join(v.Allow, " ")
+	}
+	if len(v.PassEnv) > 0 {
+		s += ", passing " + strings.Join(v.PassEnv, " ")
+	}
+	if v.Problem != "" {
+		s += "; the next run refuses it here: " + v.Problem
+	}
+	return s
+}
