@@ -49,8 +49,8 @@ type turnPlan struct {
 	feature    string // the feature the prompt proposes
 	before     string // the workspace snapshot before the turn
 
-	git GitSnapshot // git's hooks and config before the turn; nil without a guard
-	initScript []byte // init.sh before the turn, restored if the agent replaces it by a link or folder
+	git        GitSnapshot // git's hooks and config before the turn; nil without a guard
+	initScript []byte      // init.sh before the turn, restored if the agent replaces it by a link or folder
 }
 
 // agentRun is how the agent's part of a turn ended.
