@@ -44,6 +44,10 @@ type Turn struct {
 	// backend starts for the turn, so that the controller can record it in
 	// the lock file and end it after a crash.
 	Started func(pgid int)
+	// Activity, if set, is told what the agent is doing now, in a few words
+	// ("shell: go test ./...", "editing main.go", "thinking"), each time
+	// that changes, for the progress display. It must not block.
+	Activity func(what string)
 }
 
 // Usage is what one turn consumed.
@@ -51,8 +55,14 @@ type Usage struct {
 	InputTokens       int64
 	CachedInputTokens int64
 	OutputTokens      int64
-	Requests          int64
-	Estimated         bool // the backend reported no usage and it was estimated
+	// Requests counts model requests where the backend reveals them; 0
+	// means it does not say (the figure is then not shown).
+	Requests  int64
+	Estimated bool // the backend reported no usage and it was estimated
+	// CostUSD is what the provider charged for the turn, in US dollars,
+	// where the backend reports it (CostReported); 0 otherwise.
+	CostUSD      float64
+	CostReported bool
 }
 
 // Tokens is what the turn counts against a token budget: input - cached
@@ -67,6 +77,8 @@ func (u Usage) Add(o Usage) Usage {
 		OutputTokens:      u.OutputTokens + o.OutputTokens,
 		Requests:          u.Requests + o.Requests,
 		Estimated:         u.Estimated || o.Estimated,
+		CostUSD:           u.CostUSD + o.CostUSD,
+		CostReported:      u.CostReported || o.CostReported,
 	}
 }
 
