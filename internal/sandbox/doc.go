@@ -34,6 +34,27 @@
 // (an error wrapping [ErrUnavailable]); the launcher itself never runs a
 // command unconfined when it was asked to confine it.
 //
+// Read-only paths ([Policy.ReadOnly], from [ProtectedPaths]): git's
+// hooks and config and grub's own state.json, lock and control.json,
+// which a command must not change even inside a writable workspace (a
+// planted hook or core.fsmonitor would run later with the user's rights).
+// When the policy lists some that exist, the launcher runs in two stages:
+// the first starts the second in a new user namespace (the user keeps
+// their uid and gid) and mount namespace, passes signals on and ends as
+// it ends, both in the caller's process group; the second makes each path
+// a read-only bind mount of itself, makes every folder between it and the
+// workspace a bind mount too (a mount point cannot be renamed, so the
+// path cannot be moved aside with its parent), drops CAP_SYS_ADMIN,
+// applies Landlock (which forbids mount changes from then on) and execs
+// the command. Writing such a file fails with "Read-only file system",
+// renaming over it or removing it with "Device or resource busy". A path
+// that does not exist, or is a symbolic link, is skipped at each run and
+// left to the referee's check, as are all of them where namespaces are
+// not available: [Namespaces] probes once, [Resolve] then drops the paths
+// with a warning for the caller to print once, and a launcher that still
+// cannot make the namespace or a mount says so in one line on stderr and
+// runs the command with Landlock alone.
+//
 // [ScrubEnv] removes variables whose names look like secrets
 // ([SecretName]) from a command's environment.
 //

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 )
 
@@ -48,6 +49,9 @@ func Wrap(self string, p Policy, argv []string) []string {
 	if p.NoNetwork {
 		out = append(out, "--no-network")
 	}
+	for _, r := range p.ReadOnly {
+		out = append(out, "--ro="+r)
+	}
 	out = append(out, "--")
 	return append(out, argv...)
 }
@@ -58,10 +62,25 @@ func Wrap(self string, p Policy, argv []string) []string {
 // PATH) in its place, with the environment it was given. It returns only
 // when it could not run the command: the message is on stderr, the exit
 // code ExitCannotRun or ExitNotFound. It never runs a command with less
-// confinement than the policy asks for.
+// Landlock confinement than the policy asks for.
+//
+// When the policy lists read-only paths that exist, the launcher runs in
+// two stages: the first starts the second in a new user and mount
+// namespace and ends as it ends; the second makes the paths read-only
+// bind mounts, then restricts itself and execs the command. Where the
+// namespace cannot be made, the first stage says so in one line on stderr
+// and goes on without it (the referee's check still guards the paths).
 func Main(args []string) int { return launch(args, os.Stderr) }
 
+// nsStage marks the second stage, in its own namespaces. Wrap never
+// writes it; the first stage puts it before the policy flags.
+const nsStage = "--in-namespace"
+
 func launch(args []string, stderr io.Writer) int {
+	staged := len(args) > 0 && args[0] == nsStage
+	if staged {
+		args = args[1:]
+	}
 	p, argv, err := parseArgs(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "grub %s: %v\n", ExecCommand, err)
@@ -74,6 +93,16 @@ func launch(args []string, stderr io.Writer) int {
 			return ExitNotFound
 		}
 		return ExitCannotRun
+	}
+	if !staged && len(existing(p.ReadOnly)) > 0 {
+		err := runStaged(args) // returns only when it could not start
+		fmt.Fprintf(stderr, "grub %s: warning: no user and mount namespace (%v); the read-only paths are guarded by the referee's check only\n", ExecCommand, err)
+	}
+	if staged {
+		// Capabilities belong to a thread: the one that drops them
+		// must be the one that execs.
+		runtime.LockOSThread()
+		protect(p, stderr)
 	}
 	if err := enforce(p); err != nil {
 		fmt.Fprintf(stderr, "grub %s: cannot apply the sandbox (%s): %v\n", ExecCommand, describe(p), err)
@@ -100,6 +129,10 @@ func parseArgs(args []string) (Policy, []string, error) {
 		return nil
 	})
 	fs.BoolVar(&p.NoNetwork, "no-network", false, "refuse TCP connect and bind")
+	fs.Func("ro", "read-only path", func(s string) error {
+		p.ReadOnly = append(p.ReadOnly, s)
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return p, nil, fmt.Errorf("bad sandbox policy: %w", err)
 	}

@@ -10,8 +10,8 @@ import (
 )
 
 // TestMain lets the test binary stand in for grub: run with ExecCommand
-// it is the launcher, as `grub __sandbox-exec` is, and it has two helper
-// commands the launcher can exec to try the network.
+// it is the launcher, as `grub __sandbox-exec` is, and it has helper
+// commands the launcher can exec to try the network and mount_setattr(2).
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 {
 		switch os.Args[1] {
@@ -21,6 +21,8 @@ func TestMain(m *testing.M) {
 			os.Exit(report(dialTCP(os.Args[2])))
 		case "__listen":
 			os.Exit(report(listenTCP()))
+		case "__setattr_rw":
+			os.Exit(report(makeWritable(os.Args[2])))
 		}
 	}
 	os.Exit(m.Run())

@@ -51,6 +51,14 @@ type Policy struct {
 	Writable []string
 	// NoNetwork refuses TCP connect and bind (--no-network).
 	NoNetwork bool
+	// ReadOnly lists absolute paths a command may not change even where
+	// the mode lets it write (git's hooks and config, grub's state.json,
+	// lock and control.json: see ProtectedPaths). The launcher makes each
+	// one that exists, and is not a symbolic link, a read-only bind mount
+	// in a user and mount namespace of the command's own. It takes effect
+	// only when the policy goes through the launcher (Confines); Resolve
+	// drops it, with a warning, where namespaces are not available.
+	ReadOnly []string
 }
 
 // Validate reports a policy the launcher cannot apply: an unknown mode, a
@@ -71,6 +79,11 @@ func (p Policy) Validate() error {
 	for _, w := range p.Writable {
 		if !filepath.IsAbs(w) {
 			return fmt.Errorf("sandbox writable path %q is not an absolute path", w)
+		}
+	}
+	for _, r := range p.ReadOnly {
+		if !filepath.IsAbs(r) {
+			return fmt.Errorf("sandbox read-only path %q is not an absolute path", r)
 		}
 	}
 	return nil

@@ -29,9 +29,31 @@ var ErrUnavailable = errors.New("not available on this system")
 // says so, once, for the caller to print; an explicit confining mode, or
 // NoNetwork without Landlock ABI 4, is an error wrapping ErrUnavailable.
 // warning also notes a known gap of an old ABI that is still enforced.
+//
+// Where user and mount namespaces are not available (Namespaces), a
+// policy with ReadOnly paths loses them and warning says so: those paths
+// are then guarded by the referee's check only.
 func Resolve(p Policy, explicitMode bool) (resolved Policy, warning string, err error) {
 	abi, _ := Supported()
-	return resolve(p, explicitMode, abi)
+	resolved, warning, err = resolve(p, explicitMode, abi)
+	if err == nil && len(resolved.ReadOnly) > 0 && resolved.Confines() {
+		resolved, warning = withoutNamespaces(resolved, warning, Namespaces)
+	}
+	return resolved, warning, err
+}
+
+// withoutNamespaces drops p.ReadOnly, adding why to warning, when probe
+// says namespaces are not available.
+func withoutNamespaces(p Policy, warning string, probe func() (bool, string)) (Policy, string) {
+	ok, why := probe()
+	if ok {
+		return p, warning
+	}
+	p.ReadOnly = nil
+	if warning != "" {
+		warning += "; "
+	}
+	return p, warning + why
 }
 
 // ResolveABI is Resolve for a kernel offering Landlock ABI abi (0: none),
