@@ -41,13 +41,19 @@ func TestScripts(t *testing.T) {
 		UpdateScripts:       *update,
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
-		// [landlock]: the kernel offers Landlock (the sandbox's tests).
+		// [landlock]: the kernel offers Landlock (the sandbox's tests);
+		// [userns]: the sandbox launcher can enter a user and mount
+		// namespace to make protected files read-only.
 		Condition: func(cond string) (bool, error) {
-			if cond != "landlock" {
-				return false, fmt.Errorf("unknown condition %q", cond)
+			switch cond {
+			case "landlock":
+				_, ok := sandbox.Supported()
+				return ok, nil
+			case "userns":
+				ok, _ := sandbox.Namespaces()
+				return ok, nil
 			}
-			_, ok := sandbox.Supported()
-			return ok, nil
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("TZ", "UTC")

@@ -22,6 +22,7 @@ import (
 	"github.com/grub-dev/grub/harness"
 	"github.com/grub-dev/grub/internal/llm"
 	"github.com/grub-dev/grub/internal/proc"
+	"github.com/grub-dev/grub/internal/sandbox"
 	"github.com/grub-dev/grub/schemas"
 )
 
@@ -261,6 +262,11 @@ func runTask(ctx context.Context, o runOptions) error {
 			return fmt.Errorf("the sandbox needs grub's own executable: %w", err)
 		}
 		wrap = sb.wrapper(self)
+		if ok, why := sandbox.Namespaces(); ok {
+			wrap = sb.protectingWrapper(self, o.Store, o.ID)
+		} else {
+			fmt.Fprintln(o.IO.ErrOut, "grub: warning: "+why+"; git's hooks and config and grub's state files are guarded by the referee's check only")
+		}
 	}
 	env := sb.scrubbedEnv()
 	backend, err := newAgent(st.Agent, o.Store.Root, o.Getenv, agentSandbox{Wrap: wrap, ShellEnv: env})

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/grub-dev/grub/harness"
+	"github.com/grub-dev/grub/internal/gitx"
 	"github.com/grub-dev/grub/internal/proc"
 	"github.com/grub-dev/grub/internal/sandbox"
 )
@@ -216,6 +217,29 @@ func (s sandboxSetup) wrapper(self string) func([]string) []string {
 	}
 	p := s.Policy
 	return func(argv []string) []string { return sandbox.Wrap(self, p, argv) }
+}
+
+// protectingWrapper is wrapper for a task whose protected files the
+// launcher makes read-only (in a user and mount namespace of its own):
+// git's hooks and config, as the referee's guard lists them, and the
+// task's state.json, lock and control.json. The list is read again for
+// every command, so a config include or hooks folder the referee restored
+// is covered from then on.
+func (s sandboxSetup) protectingWrapper(self string, store *harness.Store, id string) func([]string) []string {
+	if !s.Policy.Confines() {
+		return nil
+	}
+	root := store.Root
+	files := []string{store.Path(id, harness.FileState), store.Path(id, harness.FileLock), store.Path(id, harness.FileControl)}
+	return func(argv []string) []string {
+		p := s.Policy
+		guarded, err := gitx.GuardedPaths(root)
+		if err != nil {
+			guarded = nil // not a repository: grub's own files only
+		}
+		p.ReadOnly = sandbox.ProtectedPaths(root, guarded, files)
+		return sandbox.Wrap(self, p, argv)
+	}
 }
 
 // scrubbedEnv is the environment of the shell tool, init.sh and verify:
