@@ -8,7 +8,7 @@ import (
 
 // FuzzParseClaudeResult feeds arbitrary output to the claude result parser:
 // it must never panic, and a result it accepts is a "result" object with
-// non-negative usage and at least one request.
+// non-negative usage, requests and cost.
 func FuzzParseClaudeResult(f *testing.F) {
 	files, err := filepath.Glob(filepath.Join("testdata", "claude", "*.json"))
 	if err != nil || len(files) == 0 {
@@ -39,7 +39,7 @@ func FuzzParseClaudeResult(f *testing.F) {
 			t.Fatalf("accepted a %q message from %q", r.Type, out)
 		}
 		u := r.usage()
-		if u.InputTokens < 0 || u.CachedInputTokens < 0 || u.OutputTokens < 0 || u.Requests < 1 {
+		if u.InputTokens < 0 || u.CachedInputTokens < 0 || u.OutputTokens < 0 || u.Requests < 0 || u.CostUSD < 0 {
 			t.Fatalf("bad usage %+v from %q", u, out)
 		}
 		if u.CachedInputTokens > u.InputTokens {
