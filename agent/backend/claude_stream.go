@@ -396,10 +396,16 @@ func rawText(raw json.RawMessage) string {
 		return strings.Join(parts, "\n")
 	}
 	var obj struct {
-		Message string `json:"message"`
+		Message string          `json:"message"`
+		Content json.RawMessage `json:"content"` // an MCP tool result
 	}
-	if json.Unmarshal(raw, &obj) == nil && obj.Message != "" {
-		return obj.Message
+	if json.Unmarshal(raw, &obj) == nil {
+		if obj.Message != "" {
+			return obj.Message
+		}
+		if c := bytes.TrimSpace(obj.Content); len(c) > 0 && c[0] != '{' {
+			return rawText(c)
+		}
 	}
 	return string(raw)
 }
