@@ -25,96 +25,102 @@ var claudeBaseArgs = []string{
 	"--max-turns", "200",
 }
 
+// claudeRunTurnCase is one case of TestClaudeRunTurn.
+type claudeRunTurnCase struct {
+	name        string
+	scenario    string // first line of the prompt: what the fake does
+	cfg         ClaudeConfig
+	wantArgs    []string // nil: claudeBaseArgs
+	wantMessage string
+	wantUsage   agent.Usage
+	wantErr     []string // substrings of the error; nil means no error
+	wantLimited bool
+}
+
+// claudeRunTurnCases acts out each scenario of fake-claude.sh.
+var claudeRunTurnCases = []claudeRunTurnCase{
+	{
+		name:        "stream: the result, usage summed over models, cost, and requests by message id",
+		scenario:    "success",
+		wantMessage: "Added the --verbose flag; go test ./... passes.",
+		wantUsage:   claudeStreamSuccessUsage,
+	},
+	{
+		name:     "model, turn limit and extra arguments are passed after grub's flags",
+		scenario: "success",
+		cfg:      ClaudeConfig{Model: "opus", MaxTurns: 5, ExtraArgs: []string{"--permission-mode", "bypassPermissions", "--append-system-prompt", "Be brief."}},
+		wantArgs: []string{
+			"-p", "--output-format", "stream-json", "--verbose", "--permission-mode", "acceptEdits", "--allowedTools", "Bash",
+			"--max-turns", "5", "--model", "opus", "--permission-mode", "bypassPermissions", "--append-system-prompt", "Be brief.",
+		},
+		wantMessage: "Added the --verbose flag; go test ./... passes.",
+		wantUsage:   claudeStreamSuccessUsage,
+	},
+	{
+		name:      "an API error result with subtype success says the status, the reason and the text",
+		scenario:  "api_error",
+		wantUsage: agent.Usage{InputTokens: 3904, OutputTokens: 40, Requests: 1, CostUSD: 0.01497, CostReported: true},
+		wantErr: []string{`claude reported an error (API error status 500, terminal reason "api_error"): API Error: 500`,
+			"Internal server error", "exited with code 1"},
+	},
+	{
+		name:      "stream: max turns names the limit",
+		scenario:  "max_turns_stream",
+		wantUsage: agent.Usage{InputTokens: 8297, CachedInputTokens: 4100, OutputTokens: 47, Requests: 2, CostUSD: 0.0181, CostReported: true},
+		wantErr:   []string{"turn limit (--max-turns 200) after 3 turns"},
+	},
+	{
+		name:        "a single result object (--output-format json) still counts, num_turns standing in for requests",
+		scenario:    "json_success",
+		wantMessage: "Added the --verbose flag to the CLI with a unit test; go test ./... passes.",
+		wantUsage:   agent.Usage{InputTokens: 222417, CachedInputTokens: 210334, OutputTokens: 4127, Requests: 14, CostUSD: 0.41235, CostReported: true},
+	},
+	{
+		name:        "a JSON array of messages still counts",
+		scenario:    "verbose_array",
+		wantMessage: "Done.",
+		wantUsage:   agent.Usage{InputTokens: 1005, CachedInputTokens: 900, OutputTokens: 40, Requests: 2, CostUSD: 0.011, CostReported: true},
+	},
+	{
+		name:      "error result quotes its errors and the exit",
+		scenario:  "error",
+		wantUsage: agent.Usage{InputTokens: 12 + 3001 + 4500, CachedInputTokens: 4500, OutputTokens: 220, Requests: 3, CostUSD: 0.0213, CostReported: true},
+		wantErr:   []string{`subtype "error_during_execution"`, "API Error: 500", "exited with code 1"},
+	},
+	{
+		name:      "max turns names the limit even when is_error is false",
+		scenario:  "max_turns",
+		wantUsage: agent.Usage{InputTokens: 402 + 80112 + 5012334, CachedInputTokens: 5012334, OutputTokens: 61200, Requests: 201, CostUSD: 3.9021, CostReported: true},
+		wantErr:   []string{"turn limit (--max-turns 200) after 201 turns"},
+	},
+	{
+		name:        "usage limit result wraps ErrUsageLimited",
+		scenario:    "usage_limit",
+		wantUsage:   agent.Usage{Requests: 1, CostReported: true},
+		wantErr:     []string{"Claude AI usage limit reached|1760000400"},
+		wantLimited: true,
+	},
+	{
+		name:        "rate limit on stderr with no result wraps ErrUsageLimited",
+		scenario:    "rate_limit_stderr",
+		wantErr:     []string{"rate_limit_error", "exited with code 1"},
+		wantLimited: true,
+	},
+	{
+		name:     "non-zero exit without output quotes stderr",
+		scenario: "crash",
+		wantErr:  []string{"claude exited with code 2", "starting session\nError: Invalid API key"},
+	},
+	{
+		name:     "output that is not a result object",
+		scenario: "malformed",
+		wantErr:  []string{"printed no usable result", "line 1 is not a JSON event", "Here is my answer"},
+	},
+}
+
 func TestClaudeRunTurn(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name        string
-		scenario    string // first line of the prompt: what the fake does
-		cfg         ClaudeConfig
-		wantArgs    []string // nil: claudeBaseArgs
-		wantMessage string
-		wantUsage   agent.Usage
-		wantErr     []string // substrings of the error; nil means no error
-		wantLimited bool
-	}{
-		{
-			name:        "stream: the result, usage summed over models, cost, and requests by message id",
-			scenario:    "success",
-			wantMessage: "Added the --verbose flag; go test ./... passes.",
-			wantUsage:   claudeStreamSuccessUsage,
-		},
-		{
-			name:     "model, turn limit and extra arguments are passed after grub's flags",
-			scenario: "success",
-			cfg:      ClaudeConfig{Model: "opus", MaxTurns: 5, ExtraArgs: []string{"--permission-mode", "bypassPermissions", "--append-system-prompt", "Be brief."}},
-			wantArgs: []string{
-				"-p", "--output-format", "stream-json", "--verbose", "--permission-mode", "acceptEdits", "--allowedTools", "Bash",
-				"--max-turns", "5", "--model", "opus", "--permission-mode", "bypassPermissions", "--append-system-prompt", "Be brief.",
-			},
-			wantMessage: "Added the --verbose flag; go test ./... passes.",
-			wantUsage:   claudeStreamSuccessUsage,
-		},
-		{
-			name:      "an API error result with subtype success says the status, the reason and the text",
-			scenario:  "api_error",
-			wantUsage: agent.Usage{InputTokens: 3904, OutputTokens: 40, Requests: 1, CostUSD: 0.01497, CostReported: true},
-			wantErr: []string{`claude reported an error (API error status 500, terminal reason "api_error"): API Error: 500`,
-				"Internal server error", "exited with code 1"},
-		},
-		{
-			name:      "stream: max turns names the limit",
-			scenario:  "max_turns_stream",
-			wantUsage: agent.Usage{InputTokens: 8297, CachedInputTokens: 4100, OutputTokens: 47, Requests: 2, CostUSD: 0.0181, CostReported: true},
-			wantErr:   []string{"turn limit (--max-turns 200) after 3 turns"},
-		},
-		{
-			name:        "a single result object (--output-format json) still counts, num_turns standing in for requests",
-			scenario:    "json_success",
-			wantMessage: "Added the --verbose flag to the CLI with a unit test; go test ./... passes.",
-			wantUsage:   agent.Usage{InputTokens: 222417, CachedInputTokens: 210334, OutputTokens: 4127, Requests: 14, CostUSD: 0.41235, CostReported: true},
-		},
-		{
-			name:        "a JSON array of messages still counts",
-			scenario:    "verbose_array",
-			wantMessage: "Done.",
-			wantUsage:   agent.Usage{InputTokens: 1005, CachedInputTokens: 900, OutputTokens: 40, Requests: 2, CostUSD: 0.011, CostReported: true},
-		},
-		{
-			name:      "error result quotes its errors and the exit",
-			scenario:  "error",
-			wantUsage: agent.Usage{InputTokens: 12 + 3001 + 4500, CachedInputTokens: 4500, OutputTokens: 220, Requests: 3, CostUSD: 0.0213, CostReported: true},
-			wantErr:   []string{`subtype "error_during_execution"`, "API Error: 500", "exited with code 1"},
-		},
-		{
-			name:      "max turns names the limit even when is_error is false",
-			scenario:  "max_turns",
-			wantUsage: agent.Usage{InputTokens: 402 + 80112 + 5012334, CachedInputTokens: 5012334, OutputTokens: 61200, Requests: 201, CostUSD: 3.9021, CostReported: true},
-			wantErr:   []string{"turn limit (--max-turns 200) after 201 turns"},
-		},
-		{
-			name:        "usage limit result wraps ErrUsageLimited",
-			scenario:    "usage_limit",
-			wantUsage:   agent.Usage{Requests: 1, CostReported: true},
-			wantErr:     []string{"Claude AI usage limit reached|1760000400"},
-			wantLimited: true,
-		},
-		{
-			name:        "rate limit on stderr with no result wraps ErrUsageLimited",
-			scenario:    "rate_limit_stderr",
-			wantErr:     []string{"rate_limit_error", "exited with code 1"},
-			wantLimited: true,
-		},
-		{
-			name:     "non-zero exit without output quotes stderr",
-			scenario: "crash",
-			wantErr:  []string{"claude exited with code 2", "starting session\nError: Invalid API key"},
-		},
-		{
-			name:     "output that is not a result object",
-			scenario: "malformed",
-			wantErr:  []string{"printed no usable result", "line 1 is not a JSON event", "Here is my answer"},
-		},
-	}
+	tests := claudeRunTurnCases
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
