@@ -27,6 +27,7 @@ FUZZ_TARGETS = \
 	./harness:FuzzReadControl \
 	./agent/backend:FuzzParseUsageLines \
 	./agent/backend:FuzzParseClaudeResult \
+	./agent/backend:FuzzParseClaudeStream \
 	./agent/backend:FuzzParseCodexEvents \
 	./internal/gitx:FuzzParseTurn
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/grub-dev/grub/agent"
 
@@ -29,19 +30,28 @@ type ClaudeConfig struct {
 	Model string
 	// MaxTurns is passed as --max-turns; zero means DefaultClaudeMaxTurns.
 	MaxTurns int
-	// ExtraArgs are added after grub's own flags, for example
+	// ExtraArgs (--agent-args) are appended after grub's own flags, so
+	// that a later flag of the same name wins where Claude Code lets it:
+	// for example "--permission-mode bypassPermissions" or
 	// "--dangerously-skip-permissions" in a disposable container.
 	ExtraArgs []string
+	// StallTimeout is how long Claude Code may go on reporting API
+	// retries (system api_retry events) with no other event before the
+	// turn fails quoting its last error; zero means DefaultStallTimeout.
+	StallTimeout time.Duration
 	// Wrap, when set, puts a sandbox launcher in front of the program
 	// (see proc.Spec.Wrap).
 	Wrap func(argv []string) []string
+	// Now stamps transcript entries and times stalls; nil means time.Now.
+	Now func() time.Time
 }
 
 // Claude is the `claude` backend: it runs Claude Code headless, once per
 // turn:
 //
-//	claude -p --output-format json --permission-mode acceptEdits \
-//	    --allowedTools Bash --max-turns 200 [--model M] [extra args…]
+//	claude -p --output-format stream-json --verbose \
+//	    --permission-mode acceptEdits --allowedTools Bash \
+//	    --max-turns 200 [--model M] [extra args…]
 //
 // with the prompt on its standard input (-p reads it from there when no
 // prompt argument is given), the workspace as its working directory and
@@ -49,9 +59,13 @@ type ClaudeConfig struct {
 // in its own process group, which is killed when the turn times out or is
 // cancelled, and whatever it leaves running is killed when it exits.
 //
-// The flags, and why:
-//   - -p (--print) runs one non-interactive session and exits;
-//     --output-format json makes it print a single JSON result object.
+// The flags grub passes by default, and why:
+//   - -p (--print) runs one non-interactive session and exits.
+//   - --output-format stream-json --verbose prints every message of the
+//     session as one JSON line when it happens (Claude Code requires
+//     --verbose for stream-json with -p): grub reads them as they arrive
+//     for the transcript, the live activity and the usage so far, so that
+//     a turn that times out still counts what it spent.
 //   - --permission-mode acceptEdits lets it edit files in the workspace
 //     (its working directory) without asking; nobody is there to answer a
 //     permission prompt, so anything that would prompt is refused instead.
@@ -64,19 +78,37 @@ type ClaudeConfig struct {
 //   - --max-turns bounds the session (DefaultClaudeMaxTurns); reaching it
 //     ends the turn with an error.
 //
-// The result object's fields map to the Result as follows: FinalMessage is
-// "result"; Usage.InputTokens is usage.input_tokens +
-// usage.cache_creation_input_tokens + usage.cache_read_input_tokens (all the
-// input the model read), CachedInputTokens is cache_read_input_tokens,
-// OutputTokens is output_tokens, and Requests is num_turns (at least 1).
-// Token budgets (Turn.TokenBudgetLeft) cannot stop Claude Code mid-turn;
-// the usage is counted once the turn ends.
+// The stream maps to the turn as follows (see claudeStream). Each
+// assistant message is written to the transcript (Turn.TranscriptFile) as
+// a "request" entry and its tool uses as "tool_call" entries, the tool
+// results Claude Code reports as "tool_result" entries, and the result's
+// totals as a "usage" entry; Turn.Activity hears of each tool use
+// ("Bash: go test ./...", "editing main.go") and of thinking.
+//
+// The final "result" object gives FinalMessage ("result") and the usage.
+// Usage.InputTokens is input_tokens + cache_creation_input_tokens +
+// cache_read_input_tokens (all the input the model read),
+// CachedInputTokens is cache_read_input_tokens, OutputTokens is
+// output_tokens; each is the larger of the figure in "usage" (the main
+// model's) and the sum over "modelUsage" (every model, subagents and the
+// small fast model included), so that neither undercounts. CostUSD is
+// total_cost_usd (or, without it, the sum of modelUsage's costUSD), with
+// CostReported set. Requests is the number of distinct assistant message
+// ids in the stream: each is one response of the Messages API, which
+// num_turns (agentic turns of the main loop) is not; num_turns stands in
+// only when the output held no assistant message. A turn that ends
+// without a result (timeout, cancel, crash) keeps the usage of the
+// assistant messages seen so far (the last figure of each message id),
+// without cost, which only the result reports. Token budgets
+// (Turn.TokenBudgetLeft) cannot stop Claude Code mid-turn.
 //
 // A result with is_error set or a subtype other than "success"
 // (error_max_turns, error_during_execution, …), a non-zero exit or output
-// that is not a result object is an error quoting what Claude Code said and
-// the end of its standard error; one whose message speaks of a usage limit,
-// rate limit or quota wraps ErrUsageLimited.
+// with no result object is an error quoting what Claude Code said: its API
+// error status and terminal reason when it gives them, its result text and
+// errors list, and the end of its standard error; one whose message speaks
+// of a usage limit, rate limit or quota wraps ErrUsageLimited. API retries
+// with no progress for StallTimeout end the turn with the last of them.
 type Claude struct {
 	cfg ClaudeConfig
 }
@@ -86,6 +118,12 @@ func NewClaude(cfg ClaudeConfig) *Claude {
 	if cfg.MaxTurns <= 0 {
 		cfg.MaxTurns = DefaultClaudeMaxTurns
 	}
+	if cfg.StallTimeout <= 0 {
+		cfg.StallTimeout = DefaultStallTimeout
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	return &Claude{cfg: cfg}
 }
 
@@ -93,7 +131,8 @@ func NewClaude(cfg ClaudeConfig) *Claude {
 func (c *Claude) args() []string {
 	args := []string{
 		"-p",
-		"--output-format", "json",
+		"--output-format", "stream-json",
+		"--verbose",
 		"--permission-mode", "acceptEdits",
 		"--allowedTools", "Bash",
 		"--max-turns", strconv.Itoa(c.cfg.MaxTurns),
@@ -108,31 +147,56 @@ func (c *Claude) args() []string {
 //
 // It returns an error wrapping ErrTimeout when t.Timeout expired and one
 // wrapping ctx.Err() when ctx was cancelled. The Result carries the usage
-// of any result object Claude Code printed, whatever the error, and its
-// text when it was not an error.
+// seen, whatever the error, and the result text when it was not an error.
 func (c *Claude) RunTurn(ctx context.Context, t agent.Turn) (agent.Result, error) {
 	bin, err := lookupAgentBin(c.cfg.Bin, "claude", "Claude Code")
 	if err != nil {
 		return agent.Result{}, err
 	}
-	res, err := runProgram(ctx, t, programSpec{Args: append([]string{bin}, c.args()...), Wrap: c.cfg.Wrap})
+	tr, err := openTranscript(t.TranscriptFile, c.cfg.Now)
 	if err != nil {
 		return agent.Result{}, fmt.Errorf("claude: %w", err)
 	}
-
-	out := agent.Result{Usage: agent.Usage{Requests: 1}}
-	r, parseErr := parseClaudeResult(res.Stdout)
-	if parseErr == nil && res.StdoutTruncated {
-		parseErr = fmt.Errorf("its output was longer than the %d bytes grub keeps", len(res.Stdout))
+	stall := newStallWatch(c.cfg.StallTimeout, c.cfg.Now)
+	stream := newClaudeStream(tr, t.Workspace, t.Activity, stall)
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go stall.watch(runCtx, cancel)
+	res, err := runProgram(runCtx, t, programSpec{
+		Args:      append([]string{bin}, c.args()...),
+		Stdout:    stream,
+		MaxOutput: programCaptureBytes,
+		Wrap:      c.cfg.Wrap,
+	})
+	if err != nil {
+		_ = tr.close()
+		return agent.Result{}, fmt.Errorf("claude: %w", err)
 	}
-	if parseErr == nil {
-		out.Usage = r.usage()
-		if !r.failed() {
-			out.FinalMessage = r.Result
+	out, err := c.outcome(ctx, runCtx, t.Timeout, stream.finish(), res, stall)
+	return finishTranscript(tr, stream.transcriptErr(), "claude", out, err)
+}
+
+// outcome turns what the stream said and how the program ended into the
+// turn's result and error.
+func (c *Claude) outcome(ctx, runCtx context.Context, timeout time.Duration, s claudeOutcome, res proc.Result, stall *stallWatch) (agent.Result, error) {
+	out := agent.Result{Usage: s.Usage}
+	r, parseErr := s.Result, s.Err
+	if parseErr != nil && !res.StdoutTruncated {
+		// Not a stream: the output of --output-format json (ExtraArgs may
+		// ask for it) is one object or an array.
+		if pr, err := parseClaudeResult(res.Stdout); err == nil {
+			r, parseErr = pr, nil
+			out.Usage = pr.usage()
 		}
 	}
+	if parseErr == nil && !r.failed() {
+		out.FinalMessage = r.Result
+	}
 
-	if err := interruptedError(ctx, "claude", res, t.Timeout); err != nil {
+	if err := stalledError(ctx, runCtx, "claude", res, stall); err != nil {
+		return out, err
+	}
+	if err := interruptedError(ctx, "claude", res, timeout, stall.lastError()); err != nil {
 		return out, err
 	}
 	switch {
@@ -141,7 +205,7 @@ func (c *Claude) RunTurn(ctx context.Context, t agent.Turn) (agent.Result, error
 		if isUsageLimitMessage(what) || (res.ExitCode != 0 && isUsageLimitMessage(proc.TailString(res.Stderr, stderrTailBytes))) {
 			return out, fmt.Errorf("claude: %w: %s", agent.ErrUsageLimited, what)
 		}
-		msg := fmt.Sprintf("claude reported an error (subtype %q): %s", r.Subtype, what)
+		msg := "claude reported an error" + r.details() + ": " + what
 		if r.Subtype == "error_max_turns" {
 			msg = fmt.Sprintf("claude stopped at its turn limit (--max-turns %d) after %d turns; split the feature into smaller steps", c.cfg.MaxTurns, r.NumTurns)
 		}
@@ -160,15 +224,16 @@ func (c *Claude) RunTurn(ctx context.Context, t agent.Turn) (agent.Result, error
 		}
 		return out, errors.New(msg)
 	case parseErr != nil:
-		return out, fmt.Errorf("claude printed no usable result (is the claude program Claude Code, run with --output-format json?): %v; start of its standard output: %s; %s",
+		return out, fmt.Errorf("claude printed no usable result (is the claude program Claude Code, run with --output-format stream-json?): %v; start of its standard output: %s; %s",
 			parseErr, outputHead(res.Stdout), stderrTail(res))
 	}
 	return out, nil
 }
 
-// claudeResult is the result object `claude -p --output-format json`
-// prints. Fields grub does not use (duration_ms, total_cost_usd,
-// session_id, permission_denials, …) are left out.
+// claudeResult is the result object Claude Code prints last (the last
+// line of stream-json, or the whole output of --output-format json), with
+// only the fields grub reads (duration_ms, session_id, permission_denials,
+// … are left out).
 type claudeResult struct {
 	Type     string          `json:"type"`
 	Subtype  string          `json:"subtype"`
@@ -177,9 +242,18 @@ type claudeResult struct {
 	NumTurns int64           `json:"num_turns"`
 	Usage    claudeUsage     `json:"usage"`
 	Errors   json.RawMessage `json:"errors"` // a list of messages in error results
+	// TotalCostUSD is what the session cost; nil when not reported.
+	TotalCostUSD *float64 `json:"total_cost_usd"`
+	// ModelUsage is the usage per model, subagents' models included.
+	ModelUsage map[string]claudeModelUsage `json:"modelUsage"`
+	// APIErrorStatus is the HTTP status of the API error that ended the
+	// session (a number; null or absent otherwise).
+	APIErrorStatus json.RawMessage `json:"api_error_status"`
+	// TerminalReason says why the session ended ("api_error", …).
+	TerminalReason string `json:"terminal_reason"`
 }
 
-// claudeUsage is the usage object of a claude result.
+// claudeUsage is the usage object of a claude result or assistant message.
 type claudeUsage struct {
 	InputTokens              int64 `json:"input_tokens"`
 	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
@@ -187,20 +261,93 @@ type claudeUsage struct {
 	OutputTokens             int64 `json:"output_tokens"`
 }
 
+// negative reports a negative count.
+func (u claudeUsage) negative() bool {
+	return u.InputTokens < 0 || u.CacheCreationInputTokens < 0 || u.CacheReadInputTokens < 0 || u.OutputTokens < 0
+}
+
+// grub maps u to grub's usage; see Claude.
+func (u claudeUsage) grub() agent.Usage {
+	return agent.Usage{
+		InputTokens:       addTokens(addTokens(u.InputTokens, u.CacheCreationInputTokens), u.CacheReadInputTokens),
+		CachedInputTokens: u.CacheReadInputTokens,
+		OutputTokens:      u.OutputTokens,
+	}
+}
+
+// claudeModelUsage is one model's entry in a result's modelUsage.
+type claudeModelUsage struct {
+	InputTokens              int64    `json:"inputTokens"`
+	OutputTokens             int64    `json:"outputTokens"`
+	CacheReadInputTokens     int64    `json:"cacheReadInputTokens"`
+	CacheCreationInputTokens int64    `json:"cacheCreationInputTokens"`
+	CostUSD                  *float64 `json:"costUSD"`
+}
+
 // failed reports whether the result says the session failed.
 func (r claudeResult) failed() bool {
 	return r.IsError || r.Subtype != "success"
 }
 
-// usage maps the result's usage to grub's; see Claude.
-func (r claudeResult) usage() agent.Usage {
-	u := r.Usage
-	return agent.Usage{
-		InputTokens:       addTokens(addTokens(u.InputTokens, u.CacheCreationInputTokens), u.CacheReadInputTokens),
-		CachedInputTokens: u.CacheReadInputTokens,
-		OutputTokens:      u.OutputTokens,
-		Requests:          max(r.NumTurns, 1),
+// modelUsageSum adds up modelUsage, in the shape of usage, and its cost;
+// costs reports whether any model had one.
+func (r claudeResult) modelUsageSum() (u claudeUsage, cost float64, costs bool) {
+	for _, m := range r.ModelUsage {
+		u.InputTokens = addTokens(u.InputTokens, m.InputTokens)
+		u.CacheCreationInputTokens = addTokens(u.CacheCreationInputTokens, m.CacheCreationInputTokens)
+		u.CacheReadInputTokens = addTokens(u.CacheReadInputTokens, m.CacheReadInputTokens)
+		u.OutputTokens = addTokens(u.OutputTokens, m.OutputTokens)
+		if m.CostUSD != nil {
+			cost += *m.CostUSD
+			costs = true
+		}
 	}
+	return u, cost, costs
+}
+
+// usage maps the result's usage to grub's; see Claude. Requests is
+// num_turns here: the stream's message ids replace it where there are any.
+func (r claudeResult) usage() agent.Usage {
+	m, mcost, mcosts := r.modelUsageSum()
+	u := maxClaudeUsage(r.Usage, m).grub()
+	u.Requests = r.NumTurns
+	switch {
+	case r.TotalCostUSD != nil:
+		u.CostUSD, u.CostReported = *r.TotalCostUSD, true
+	case mcosts:
+		u.CostUSD, u.CostReported = mcost, true
+	}
+	return u
+}
+
+// maxClaudeUsage takes each count's larger figure.
+func maxClaudeUsage(a, b claudeUsage) claudeUsage {
+	return claudeUsage{
+		InputTokens:              max(a.InputTokens, b.InputTokens),
+		CacheCreationInputTokens: max(a.CacheCreationInputTokens, b.CacheCreationInputTokens),
+		CacheReadInputTokens:     max(a.CacheReadInputTokens, b.CacheReadInputTokens),
+		OutputTokens:             max(a.OutputTokens, b.OutputTokens),
+	}
+}
+
+// details says, for an error message, what a failed result tells of the
+// failure beyond its text: its subtype when not "success", the API error
+// status and the terminal reason; "" when none.
+func (r claudeResult) details() string {
+	var parts []string
+	if r.Subtype != "success" {
+		parts = append(parts, "subtype "+strconv.Quote(r.Subtype))
+	}
+	if s := strings.Trim(string(bytes.TrimSpace(r.APIErrorStatus)), `"`); s != "" && s != "null" {
+		parts = append(parts, "API error status "+s)
+	}
+	if r.TerminalReason != "" {
+		parts = append(parts, "terminal reason "+strconv.Quote(r.TerminalReason))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 // problem is what a failed result says went wrong: its result text and its
@@ -255,11 +402,23 @@ func parseClaudeResult(stdout []byte) (claudeResult, error) {
 	if r.Type != "result" {
 		return claudeResult{}, fmt.Errorf("it printed a %q message, not the \"result\" object", r.Type)
 	}
-	u := r.Usage
-	if u.InputTokens < 0 || u.CacheCreationInputTokens < 0 || u.CacheReadInputTokens < 0 || u.OutputTokens < 0 || r.NumTurns < 0 {
-		return claudeResult{}, errors.New("its result has a negative token or turn count")
+	if err := r.check(); err != nil {
+		return claudeResult{}, err
 	}
 	return r, nil
+}
+
+// check refuses negative counts and costs.
+func (r claudeResult) check() error {
+	neg := r.Usage.negative() || r.NumTurns < 0 || (r.TotalCostUSD != nil && !(*r.TotalCostUSD >= 0))
+	for _, m := range r.ModelUsage {
+		mu := claudeUsage{m.InputTokens, m.CacheCreationInputTokens, m.CacheReadInputTokens, m.OutputTokens}
+		neg = neg || mu.negative() || (m.CostUSD != nil && !(*m.CostUSD >= 0))
+	}
+	if neg {
+		return errors.New("its result has a negative token count, turn count or cost")
+	}
+	return nil
 }
 
 // decodeClaudeOutput decodes the whole output as one result object, or as

@@ -18,80 +18,109 @@ import (
 // turn limit.
 var claudeBaseArgs = []string{
 	"-p",
-	"--output-format", "json",
+	"--output-format", "stream-json",
+	"--verbose",
 	"--permission-mode", "acceptEdits",
 	"--allowedTools", "Bash",
 	"--max-turns", "200",
 }
 
+// claudeRunTurnCase is one case of TestClaudeRunTurn.
+type claudeRunTurnCase struct {
+	name        string
+	scenario    string // first line of the prompt: what the fake does
+	cfg         ClaudeConfig
+	wantArgs    []string // nil: claudeBaseArgs
+	wantMessage string
+	wantUsage   agent.Usage
+	wantErr     []string // substrings of the error; nil means no error
+	wantLimited bool
+}
+
+// claudeRunTurnCases acts out each scenario of fake-claude.sh.
+var claudeRunTurnCases = []claudeRunTurnCase{
+	{
+		name:        "stream: the result, usage summed over models, cost, and requests by message id",
+		scenario:    "success",
+		wantMessage: "Added the --verbose flag; go test ./... passes.",
+		wantUsage:   claudeStreamSuccessUsage,
+	},
+	{
+		name:     "model, turn limit and extra arguments are passed after grub's flags",
+		scenario: "success",
+		cfg:      ClaudeConfig{Model: "opus", MaxTurns: 5, ExtraArgs: []string{"--permission-mode", "bypassPermissions", "--append-system-prompt", "Be brief."}},
+		wantArgs: []string{
+			"-p", "--output-format", "stream-json", "--verbose", "--permission-mode", "acceptEdits", "--allowedTools", "Bash",
+			"--max-turns", "5", "--model", "opus", "--permission-mode", "bypassPermissions", "--append-system-prompt", "Be brief.",
+		},
+		wantMessage: "Added the --verbose flag; go test ./... passes.",
+		wantUsage:   claudeStreamSuccessUsage,
+	},
+	{
+		name:      "an API error result with subtype success says the status, the reason and the text",
+		scenario:  "api_error",
+		wantUsage: agent.Usage{InputTokens: 3904, OutputTokens: 40, Requests: 1, CostUSD: 0.01497, CostReported: true},
+		wantErr: []string{`claude reported an error (API error status 500, terminal reason "api_error"): API Error: 500`,
+			"Internal server error", "exited with code 1"},
+	},
+	{
+		name:      "stream: max turns names the limit",
+		scenario:  "max_turns_stream",
+		wantUsage: agent.Usage{InputTokens: 8297, CachedInputTokens: 4100, OutputTokens: 47, Requests: 2, CostUSD: 0.0181, CostReported: true},
+		wantErr:   []string{"turn limit (--max-turns 200) after 3 turns"},
+	},
+	{
+		name:        "a single result object (--output-format json) still counts, num_turns standing in for requests",
+		scenario:    "json_success",
+		wantMessage: "Added the --verbose flag to the CLI with a unit test; go test ./... passes.",
+		wantUsage:   agent.Usage{InputTokens: 222417, CachedInputTokens: 210334, OutputTokens: 4127, Requests: 14, CostUSD: 0.41235, CostReported: true},
+	},
+	{
+		name:        "a JSON array of messages still counts",
+		scenario:    "verbose_array",
+		wantMessage: "Done.",
+		wantUsage:   agent.Usage{InputTokens: 1005, CachedInputTokens: 900, OutputTokens: 40, Requests: 2, CostUSD: 0.011, CostReported: true},
+	},
+	{
+		name:      "error result quotes its errors and the exit",
+		scenario:  "error",
+		wantUsage: agent.Usage{InputTokens: 12 + 3001 + 4500, CachedInputTokens: 4500, OutputTokens: 220, Requests: 3, CostUSD: 0.0213, CostReported: true},
+		wantErr:   []string{`subtype "error_during_execution"`, "API Error: 500", "exited with code 1"},
+	},
+	{
+		name:      "max turns names the limit even when is_error is false",
+		scenario:  "max_turns",
+		wantUsage: agent.Usage{InputTokens: 402 + 80112 + 5012334, CachedInputTokens: 5012334, OutputTokens: 61200, Requests: 201, CostUSD: 3.9021, CostReported: true},
+		wantErr:   []string{"turn limit (--max-turns 200) after 201 turns"},
+	},
+	{
+		name:        "usage limit result wraps ErrUsageLimited",
+		scenario:    "usage_limit",
+		wantUsage:   agent.Usage{Requests: 1, CostReported: true},
+		wantErr:     []string{"Claude AI usage limit reached|1760000400"},
+		wantLimited: true,
+	},
+	{
+		name:        "rate limit on stderr with no result wraps ErrUsageLimited",
+		scenario:    "rate_limit_stderr",
+		wantErr:     []string{"rate_limit_error", "exited with code 1"},
+		wantLimited: true,
+	},
+	{
+		name:     "non-zero exit without output quotes stderr",
+		scenario: "crash",
+		wantErr:  []string{"claude exited with code 2", "starting session\nError: Invalid API key"},
+	},
+	{
+		name:     "output that is not a result object",
+		scenario: "malformed",
+		wantErr:  []string{"printed no usable result", "line 1 is not a JSON event", "Here is my answer"},
+	},
+}
+
 func TestClaudeRunTurn(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name        string
-		scenario    string // first line of the prompt: what the fake does
-		cfg         ClaudeConfig
-		wantArgs    []string // nil: claudeBaseArgs
-		wantMessage string
-		wantUsage   agent.Usage
-		wantErr     []string // substrings of the error; nil means no error
-		wantLimited bool
-	}{
-		{
-			name:        "success maps the result and usage",
-			scenario:    "success",
-			wantMessage: "Added the --verbose flag to the CLI with a unit test; go test ./... passes.",
-			wantUsage:   agent.Usage{InputTokens: 38 + 12045 + 210334, CachedInputTokens: 210334, OutputTokens: 4127, Requests: 14},
-		},
-		{
-			name:     "model, turn limit and extra arguments are passed",
-			scenario: "success",
-			cfg:      ClaudeConfig{Model: "opus", MaxTurns: 5, ExtraArgs: []string{"--append-system-prompt", "Be brief."}},
-			wantArgs: []string{
-				"-p", "--output-format", "json", "--permission-mode", "acceptEdits", "--allowedTools", "Bash",
-				"--max-turns", "5", "--model", "opus", "--append-system-prompt", "Be brief.",
-			},
-			wantMessage: "Added the --verbose flag to the CLI with a unit test; go test ./... passes.",
-			wantUsage:   agent.Usage{InputTokens: 222417, CachedInputTokens: 210334, OutputTokens: 4127, Requests: 14},
-		},
-		{
-			name:      "error result quotes its errors and the exit",
-			scenario:  "error",
-			wantUsage: agent.Usage{InputTokens: 12 + 3001 + 4500, CachedInputTokens: 4500, OutputTokens: 220, Requests: 3},
-			wantErr:   []string{`subtype "error_during_execution"`, "API Error: 500", "exited with code 1"},
-		},
-		{
-			name:      "max turns names the limit even when is_error is false",
-			scenario:  "max_turns",
-			wantUsage: agent.Usage{InputTokens: 402 + 80112 + 5012334, CachedInputTokens: 5012334, OutputTokens: 61200, Requests: 201},
-			wantErr:   []string{"turn limit (--max-turns 200) after 201 turns"},
-		},
-		{
-			name:        "usage limit result wraps ErrUsageLimited",
-			scenario:    "usage_limit",
-			wantUsage:   agent.Usage{Requests: 1},
-			wantErr:     []string{"Claude AI usage limit reached|1760000400"},
-			wantLimited: true,
-		},
-		{
-			name:        "rate limit on stderr with no result wraps ErrUsageLimited",
-			scenario:    "rate_limit_stderr",
-			wantUsage:   agent.Usage{Requests: 1},
-			wantErr:     []string{"rate_limit_error", "exited with code 1"},
-			wantLimited: true,
-		},
-		{
-			name:      "non-zero exit without output quotes stderr",
-			scenario:  "crash",
-			wantUsage: agent.Usage{Requests: 1},
-			wantErr:   []string{"claude exited with code 2", "starting session\nError: Invalid API key"},
-		},
-		{
-			name:      "output that is not a result object",
-			scenario:  "malformed",
-			wantUsage: agent.Usage{Requests: 1},
-			wantErr:   []string{"printed no usable result", "not a JSON result object", "Here is my answer"},
-		},
-	}
+	tests := claudeRunTurnCases
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -134,9 +163,18 @@ func TestClaudeDefaultBinFromPath(t *testing.T) {
 	if err != nil {
 		t.Fatalf("RunTurn: %v", err)
 	}
-	if res.Usage.Requests != 14 {
+	if res.Usage.Requests != 3 {
 		t.Errorf("Usage = %+v: the claude found in PATH did not run", res.Usage)
 	}
+}
+
+// claudeStreamSuccessUsage is the usage of testdata/claude/stream_success.jsonl:
+// each count the larger of "usage" and the sum over "modelUsage" (haiku's
+// 620 input and 45 output tokens on top of sonnet's), requests the three
+// distinct assistant message ids, cost total_cost_usd.
+var claudeStreamSuccessUsage = agent.Usage{
+	InputTokens: 630 + 4350 + 38200, CachedInputTokens: 38200, OutputTokens: 310,
+	Requests: 3, CostUSD: 0.04205, CostReported: true,
 }
 
 // cancelWhenExists calls cancel once path exists (or after a minute).
@@ -169,19 +207,26 @@ func TestParseClaudeResult(t *testing.T) {
 		wantErr    string // substring; empty means no error
 	}{
 		{name: "success sample", in: sample("success.json"), wantResult: "Added the --verbose flag to the CLI with a unit test; go test ./... passes.",
-			wantUsage: agent.Usage{InputTokens: 222417, CachedInputTokens: 210334, OutputTokens: 4127, Requests: 14}},
+			wantUsage: agent.Usage{InputTokens: 222417, CachedInputTokens: 210334, OutputTokens: 4127, Requests: 14, CostUSD: 0.41235, CostReported: true}},
 		{name: "error sample", in: sample("error_during_execution.json"), wantFailed: true,
-			wantUsage: agent.Usage{InputTokens: 7513, CachedInputTokens: 4500, OutputTokens: 220, Requests: 3}},
+			wantUsage: agent.Usage{InputTokens: 7513, CachedInputTokens: 4500, OutputTokens: 220, Requests: 3, CostUSD: 0.0213, CostReported: true}},
 		{name: "max turns sample", in: sample("error_max_turns.json"), wantFailed: true,
-			wantUsage: agent.Usage{InputTokens: 5092848, CachedInputTokens: 5012334, OutputTokens: 61200, Requests: 201}},
+			wantUsage: agent.Usage{InputTokens: 5092848, CachedInputTokens: 5012334, OutputTokens: 61200, Requests: 201, CostUSD: 3.9021, CostReported: true}},
 		{name: "usage limit sample", in: sample("usage_limit.json"), wantFailed: true, wantResult: "Claude AI usage limit reached|1760000400",
-			wantUsage: agent.Usage{Requests: 1}},
+			wantUsage: agent.Usage{Requests: 1, CostReported: true}},
 		{name: "verbose array: the last result element", in: sample("verbose_array.json"), wantResult: "Done.",
-			wantUsage: agent.Usage{InputTokens: 1005, CachedInputTokens: 900, OutputTokens: 40, Requests: 2}},
+			wantUsage: agent.Usage{InputTokens: 1005, CachedInputTokens: 900, OutputTokens: 40, Requests: 2, CostUSD: 0.011, CostReported: true}},
 		{name: "stray line before the result", in: "Update available: run claude update\n" + sample("success.json"), wantResult: "Added the --verbose flag to the CLI with a unit test; go test ./... passes.",
-			wantUsage: agent.Usage{InputTokens: 222417, CachedInputTokens: 210334, OutputTokens: 4127, Requests: 14}},
-		{name: "no usage and no turns counts one request", in: `{"type":"result","subtype":"success","is_error":false,"result":"ok"}`, wantResult: "ok",
-			wantUsage: agent.Usage{Requests: 1}},
+			wantUsage: agent.Usage{InputTokens: 222417, CachedInputTokens: 210334, OutputTokens: 4127, Requests: 14, CostUSD: 0.41235, CostReported: true}},
+		{name: "no usage, turns or cost: nothing revealed", in: `{"type":"result","subtype":"success","is_error":false,"result":"ok"}`, wantResult: "ok",
+			wantUsage: agent.Usage{}},
+		{name: "modelUsage adds subagent models; each count the larger figure", in: `{"type":"result","subtype":"success","result":"ok","num_turns":2,` +
+			`"usage":{"input_tokens":10,"cache_creation_input_tokens":5,"cache_read_input_tokens":100,"output_tokens":20},` +
+			`"modelUsage":{"big":{"inputTokens":0,"outputTokens":30,"cacheReadInputTokens":0,"cacheCreationInputTokens":0,"costUSD":0.5},` +
+			`"small":{"inputTokens":7,"outputTokens":4,"cacheReadInputTokens":0,"cacheCreationInputTokens":0,"costUSD":0.25}}}`,
+			wantResult: "ok", wantUsage: agent.Usage{InputTokens: 10 + 5 + 100, CachedInputTokens: 100, OutputTokens: 34, Requests: 2, CostUSD: 0.75, CostReported: true}},
+		{name: "negative cost", in: `{"type":"result","subtype":"success","total_cost_usd":-1}`, wantErr: "negative"},
+		{name: "negative model usage", in: `{"type":"result","subtype":"success","modelUsage":{"m":{"outputTokens":-1}}}`, wantErr: "negative"},
 		{name: "absurd counts saturate", in: `{"type":"result","subtype":"success","result":"x","num_turns":1,"usage":{"input_tokens":9223372036854775807,"cache_read_input_tokens":9223372036854775807}}`,
 			wantResult: "x", wantUsage: agent.Usage{InputTokens: math.MaxInt64, CachedInputTokens: math.MaxInt64, Requests: 1}},
 		{name: "empty", in: " \n", wantErr: "empty"},

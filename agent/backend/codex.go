@@ -7,21 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/grub-dev/grub/agent"
 
 	"github.com/grub-dev/grub/internal/proc"
 )
-
-// codexMaxEventLine bounds one JSONL event line the codex backend decodes.
-// Longer lines (a command's huge output inside an item event) are skipped
-// without being held in memory; the events grub needs are short.
-const codexMaxEventLine = 16 << 20
-
-// codexCaptureBytes is how much of codex's standard output and standard
-// error proc keeps: events are parsed as they stream, so the captured copy
-// only serves error messages.
-const codexCaptureBytes = 1 << 20
 
 // CodexConfig configures the codex backend.
 type CodexConfig struct {
@@ -30,12 +22,21 @@ type CodexConfig struct {
 	Bin string
 	// Model, if set, is passed as --model.
 	Model string
-	// ExtraArgs are added after grub's own flags, before the "-" that
-	// makes codex read the prompt from its standard input.
+	// ExtraArgs (--agent-args) are appended after grub's own flags, before
+	// the "-" that makes codex read the prompt from its standard input:
+	// for example "-c model_provider=local" or "--sandbox
+	// danger-full-access" (codex takes the last of a repeated flag).
 	ExtraArgs []string
+	// StallTimeout is how long Codex may go on printing error events
+	// ("Reconnecting... waiting for network") with no other event before
+	// the turn fails quoting the last of them; zero means
+	// DefaultStallTimeout.
+	StallTimeout time.Duration
 	// Wrap, when set, puts a sandbox launcher in front of the program
 	// (see proc.Spec.Wrap).
 	Wrap func(argv []string) []string
+	// Now stamps transcript entries and times stalls; nil means time.Now.
+	Now func() time.Time
 }
 
 // Codex is the `codex` backend: it runs the Codex CLI non-interactively,
@@ -50,10 +51,11 @@ type CodexConfig struct {
 // runs in its own process group, which is killed when the turn times out
 // or is cancelled, and whatever it leaves running is killed when it exits.
 //
-// The flags, and why:
+// The flags grub passes by default, and why:
 //   - exec runs one session without the interactive UI; codex exec never
 //     asks for approvals.
-//   - --json prints its events to standard output as JSON lines.
+//   - --json prints its events to standard output as JSON lines, which
+//     grub reads as they arrive.
 //   - -c features.goals=false turns off Codex's own goal tracking: grub's
 //     harness carries the task's goals.
 //   - --sandbox workspace-write lets it edit files in the workspace and run
@@ -63,28 +65,48 @@ type CodexConfig struct {
 //   - --skip-git-repo-check lets it run in a workspace that is not a git
 //     repository, which grub allows.
 //
-// The events map to the Result as follows: FinalMessage is the text of the
-// last completed "agent_message" item; Usage sums the usage of every
-// "turn.completed" event: InputTokens is input_tokens, which already
-// includes the cached part (Codex counts tokens used as input - cached +
-// output), CachedInputTokens is cached_input_tokens, OutputTokens is
-// output_tokens, and Requests is the number of completed turns (at least
-// 1). Token budgets (Turn.TokenBudgetLeft) cannot stop Codex mid-turn; the
-// usage is counted once the turn ends.
+// The events map to the turn as follows (see codexEvents). Items are
+// written to the transcript (Turn.TranscriptFile) as they start and end:
+// a command_execution, file_change, mcp_tool_call or web_search item as a
+// "tool_call" entry (when it starts) and a "tool_result" entry (when it
+// completes), an agent_message as a "message" entry, a turn.completed's
+// usage as a "usage" entry and an error event as a "notice" entry;
+// Turn.Activity hears of commands ("shell: go test ./..."), file changes
+// ("editing main.go"), tool calls, reasoning ("thinking") and plans.
+//
+// FinalMessage is the text of the last completed agent_message item;
+// Usage sums the usage of every turn.completed event: InputTokens is
+// input_tokens, which already includes the cached part (Codex counts
+// tokens used as input - cached + output), CachedInputTokens is
+// cached_input_tokens, OutputTokens is output_tokens. Requests stays 0:
+// the events do not reveal model requests (a Codex turn makes many).
+// Codex reports no cost. The usage reported before a timeout or a cancel
+// is kept. Token budgets (Turn.TokenBudgetLeft) cannot stop Codex
+// mid-turn.
 //
 // "turn.completed" and "turn.failed" decide the outcome. A top-level
 // "error" event alone does not: Codex also reports a dropped stream it is
 // retrying ("Reconnecting... 1/5") that way, so an error event counts only
-// when no turn completed. A failed turn, a non-zero exit, or output with
-// no completed turn is an error quoting Codex's message and the end of its
-// standard error; one whose message speaks of a usage limit, rate limit or
-// quota wraps ErrUsageLimited.
+// when no turn completed. But error events that go on with no other event
+// for StallTimeout (a provider it cannot reach: "Reconnecting... waiting
+// for network", forever) end the turn with an error quoting the last, long
+// before the turn timeout; a turn that times out quotes the last error
+// too. A failed turn, a non-zero exit, or output with no completed turn
+// is an error quoting Codex's message and the end of its standard error;
+// one whose message speaks of a usage limit, rate limit or quota wraps
+// ErrUsageLimited.
 type Codex struct {
 	cfg CodexConfig
 }
 
 // NewCodex returns the codex backend.
 func NewCodex(cfg CodexConfig) *Codex {
+	if cfg.StallTimeout <= 0 {
+		cfg.StallTimeout = DefaultStallTimeout
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	return &Codex{cfg: cfg}
 }
 
@@ -114,20 +136,38 @@ func (c *Codex) RunTurn(ctx context.Context, t agent.Turn) (agent.Result, error)
 	if err != nil {
 		return agent.Result{}, err
 	}
-	events := &codexEvents{}
-	res, err := runProgram(ctx, t, programSpec{
-		Args:      append([]string{bin}, c.args()...),
-		Stdout:    events,
-		MaxOutput: codexCaptureBytes,
-		Wrap:      c.cfg.Wrap,
-	})
+	tr, err := openTranscript(t.TranscriptFile, c.cfg.Now)
 	if err != nil {
 		return agent.Result{}, fmt.Errorf("codex: %w", err)
 	}
+	stall := newStallWatch(c.cfg.StallTimeout, c.cfg.Now)
+	events := newCodexEvents(tr, t.Workspace, t.Activity, stall)
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go stall.watch(runCtx, cancel)
+	res, err := runProgram(runCtx, t, programSpec{
+		Args:      append([]string{bin}, c.args()...),
+		Stdout:    events,
+		MaxOutput: programCaptureBytes,
+		Wrap:      c.cfg.Wrap,
+	})
+	if err != nil {
+		_ = tr.close()
+		return agent.Result{}, fmt.Errorf("codex: %w", err)
+	}
 	o := events.outcome()
-	out := agent.Result{FinalMessage: o.Final, Usage: o.Usage}
+	out, err := codexOutcomeError(ctx, runCtx, t.Timeout, o, res, stall)
+	return finishTranscript(tr, events.transcriptErr(), "codex", out, err)
+}
 
-	if err := interruptedError(ctx, "codex", res, t.Timeout); err != nil {
+// codexOutcomeError turns what the events said and how the program ended
+// into the turn's result and error.
+func codexOutcomeError(ctx, runCtx context.Context, timeout time.Duration, o codexOutcome, res proc.Result, stall *stallWatch) (agent.Result, error) {
+	out := agent.Result{FinalMessage: o.Final, Usage: o.Usage}
+	if err := stalledError(ctx, runCtx, "codex", res, stall); err != nil {
+		return out, err
+	}
+	if err := interruptedError(ctx, "codex", res, timeout, stall.lastError()); err != nil {
 		return out, err
 	}
 	stderr := proc.TailString(res.Stderr, stderrTailBytes)
@@ -174,7 +214,9 @@ type codexOutcome struct {
 }
 
 // codexEvent is one line of codex exec --json output, with only the fields
-// grub reads. Unknown event and item types are ignored.
+// grub reads: thread.started, turn.started, item.started, item.updated,
+// item.completed, turn.completed, turn.failed and error. Unknown event and
+// item types are ignored.
 type codexEvent struct {
 	Type    string `json:"type"`
 	Message string `json:"message"` // "error"
@@ -186,20 +228,54 @@ type codexEvent struct {
 		CachedInputTokens int64 `json:"cached_input_tokens"`
 		OutputTokens      int64 `json:"output_tokens"`
 	} `json:"usage"` // "turn.completed"
-	Item *struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	} `json:"item"` // "item.completed"
+	Item *codexItem `json:"item"` // "item.*"
 }
 
-// codexEvents parses codex exec --json output as it is written to it, one
-// line at a time, keeping only what codexOutcome needs, so that a long
-// turn's output need not fit in memory. It is written by one goroutine and
-// read once the writing is over.
+// codexItem is the item of an item.* event. Fields that vary in shape
+// between versions are kept raw.
+type codexItem struct {
+	ID   string `json:"id"`
+	Type string `json:"type"`
+	// agent_message, reasoning
+	Text string `json:"text"`
+	// command_execution
+	Command          string          `json:"command"`
+	AggregatedOutput string          `json:"aggregated_output"`
+	ExitCode         json.RawMessage `json:"exit_code"`
+	Status           string          `json:"status"`
+	// file_change
+	Changes []struct {
+		Path string          `json:"path"`
+		Kind json.RawMessage `json:"kind"`
+	} `json:"changes"`
+	// mcp_tool_call
+	Server    string          `json:"server"`
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+	Result    json.RawMessage `json:"result"`
+	Error     json.RawMessage `json:"error"`
+	// web_search
+	Query string `json:"query"`
+	// todo_list
+	Items []struct {
+		Text      string `json:"text"`
+		Completed bool   `json:"completed"`
+	} `json:"items"`
+}
+
+// codexEvents reads codex exec --json output as it is written to it, one
+// line at a time: it keeps what codexOutcome needs (so that a long turn's
+// output need not fit in memory), writes the transcript, reports the
+// activity and feeds the stall watch. proc writes it from one goroutine.
 type codexEvents struct {
-	partial  []byte // the current line so far
-	skipping bool   // the current line is over codexMaxEventLine
-	line     int    // lines seen
+	mu        sync.Mutex
+	lines     lineSplitter
+	tr        *transcript
+	trErr     error
+	workspace string
+	act       activity
+	stall     *stallWatch
+	called    map[string]bool // items whose tool_call entry is written
 
 	final      string
 	usage      agent.Usage
@@ -210,44 +286,35 @@ type codexEvents struct {
 	malformed  error
 }
 
-// Write implements io.Writer; it never fails.
-func (p *codexEvents) Write(b []byte) (int, error) {
-	n := len(b)
-	for len(b) > 0 {
-		i := bytes.IndexByte(b, '\n')
-		chunk := b
-		if i >= 0 {
-			chunk = b[:i]
-		}
-		if !p.skipping {
-			if len(p.partial)+len(chunk) > codexMaxEventLine {
-				p.skipping = true
-				p.partial = p.partial[:0]
-			} else {
-				p.partial = append(p.partial, chunk...)
-			}
-		}
-		if i < 0 {
-			break
-		}
-		p.endLine()
-		b = b[i+1:]
-	}
-	return n, nil
+func newCodexEvents(tr *transcript, workspace string, tell func(string), stall *stallWatch) *codexEvents {
+	p := &codexEvents{tr: tr, workspace: workspace, act: activity{tell: tell}, stall: stall, called: map[string]bool{}}
+	p.lines = lineSplitter{max: maxEventLine, handle: p.handle}
+	return p
 }
 
-// endLine handles the line collected so far.
-func (p *codexEvents) endLine() {
-	p.line++
-	if !p.skipping {
-		p.handle(p.partial)
+// Write implements io.Writer; it never fails.
+func (p *codexEvents) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.lines.write(b)
+	return len(b), nil
+}
+
+// transcriptErr is the first error writing the transcript.
+func (p *codexEvents) transcriptErr() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.trErr
+}
+
+func (p *codexEvents) write(e TranscriptEntry, sync bool) {
+	if err := p.tr.write(e, sync); err != nil && p.trErr == nil {
+		p.trErr = err
 	}
-	p.partial = p.partial[:0]
-	p.skipping = false
 }
 
 // handle applies one event line.
-func (p *codexEvents) handle(line []byte) {
+func (p *codexEvents) handle(line []byte, n int) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return
@@ -262,14 +329,30 @@ func (p *codexEvents) handle(line []byte) {
 	}
 	if err != nil {
 		if p.malformed == nil {
-			p.malformed = fmt.Errorf("standard output line %d is not a JSON event: %v: %s", p.line, err, outputHead(line))
+			p.malformed = fmt.Errorf("standard output line %d is not a JSON event: %v: %s", n, err, outputHead(line))
 		}
 		return
 	}
+	if e.Type == "error" {
+		msg := strings.TrimSpace(e.Message)
+		if msg != "" {
+			p.lastErrMsg = msg
+		}
+		p.stall.errorEvent(msg)
+		p.write(TranscriptEntry{Type: EntryNotice, Error: msg}, false)
+		return
+	}
+	p.stall.progress()
 	switch e.Type {
+	case "turn.started":
+		p.act.set("thinking")
+	case "item.started", "item.updated":
+		if e.Item != nil {
+			p.itemStarted(*e.Item)
+		}
 	case "item.completed":
-		if e.Item != nil && e.Item.Type == "agent_message" {
-			p.final = e.Item.Text
+		if e.Item != nil {
+			p.itemCompleted(*e.Item)
 		}
 	case "turn.completed":
 		p.completed++
@@ -277,32 +360,128 @@ func (p *codexEvents) handle(line []byte) {
 			p.usage.InputTokens = addTokens(p.usage.InputTokens, e.Usage.InputTokens)
 			p.usage.CachedInputTokens = addTokens(p.usage.CachedInputTokens, e.Usage.CachedInputTokens)
 			p.usage.OutputTokens = addTokens(p.usage.OutputTokens, e.Usage.OutputTokens)
+			p.write(TranscriptEntry{Type: EntryUsage, InputTokens: e.Usage.InputTokens,
+				CachedInputTokens: e.Usage.CachedInputTokens, OutputTokens: e.Usage.OutputTokens}, false)
 		}
 	case "turn.failed":
 		p.failed = true
 		if e.Error != nil && strings.TrimSpace(e.Error.Message) != "" {
 			p.failMsg = strings.TrimSpace(e.Error.Message)
 		}
-	case "error":
-		if s := strings.TrimSpace(e.Message); s != "" {
-			p.lastErrMsg = s
+	}
+}
+
+// codexToolCall is how an item that acts is written as a tool call, and
+// what the activity says of it; ok is false for items that do not act.
+func codexToolCall(it codexItem, workspace string) (name, args, doing string, ok bool) {
+	switch it.Type {
+	case "command_execution":
+		b, _ := json.Marshal(map[string]string{"command": it.Command})
+		return "shell", string(b), "shell: " + oneLine(unwrapShell(it.Command)), true
+	case "file_change":
+		b, _ := json.Marshal(it.Changes)
+		var paths []string
+		for _, c := range it.Changes {
+			paths = append(paths, relPath(workspace, c.Path))
+		}
+		return "file_change", string(b), "editing " + oneLine(strings.Join(paths, ", ")), true
+	case "mcp_tool_call":
+		name := it.Server + "." + it.Tool
+		return name, string(it.Arguments), "tool: " + oneLine(name), true
+	case "web_search":
+		b, _ := json.Marshal(map[string]string{"query": it.Query})
+		return "web_search", string(b), "searching the web: " + oneLine(it.Query), true
+	}
+	return "", "", "", false
+}
+
+// itemStarted records an item that began (or changed).
+func (p *codexEvents) itemStarted(it codexItem) {
+	switch it.Type {
+	case "reasoning":
+		p.act.set("thinking")
+	case "todo_list":
+		p.act.set("planning")
+	}
+	name, args, doing, ok := codexToolCall(it, p.workspace)
+	if !ok {
+		return
+	}
+	p.act.set(doing)
+	if !p.called[it.ID] {
+		p.called[it.ID] = true
+		p.write(TranscriptEntry{Type: EntryToolCall, ID: it.ID, Name: name, Arguments: args}, true)
+	}
+}
+
+// itemCompleted records an item that ended.
+func (p *codexEvents) itemCompleted(it codexItem) {
+	switch it.Type {
+	case "agent_message":
+		p.final = it.Text
+		p.write(TranscriptEntry{Type: EntryMessage, Text: it.Text}, false)
+		p.act.set("writing")
+		return
+	case "reasoning":
+		p.act.set("thinking")
+		return
+	case "todo_list":
+		p.act.set("planning")
+		return
+	}
+	name, args, _, ok := codexToolCall(it, p.workspace)
+	if !ok {
+		return
+	}
+	if !p.called[it.ID] { // a tool call is written before its result, even if its start was not seen
+		p.write(TranscriptEntry{Type: EntryToolCall, ID: it.ID, Name: name, Arguments: args}, true)
+	}
+	delete(p.called, it.ID)
+	text, isErr := it.AggregatedOutput, it.Status == "failed" || it.Status == "declined"
+	switch it.Type {
+	case "command_execution":
+		if code := strings.TrimSpace(string(it.ExitCode)); code != "" && code != "null" && code != "0" {
+			isErr = true
+		}
+	case "file_change", "web_search":
+		text = it.Status
+	case "mcp_tool_call":
+		text = rawText(it.Result)
+		if msg := rawText(it.Error); msg != "" {
+			text, isErr = msg, true
 		}
 	}
+	p.write(TranscriptEntry{Type: EntryToolResult, ID: it.ID, Name: name, IsError: isErr, Bytes: len(text), Text: text}, false)
+	p.act.set("thinking")
+}
+
+// unwrapShell shows the command inside Codex's `bash -lc '…'` wrapper.
+func unwrapShell(cmd string) string {
+	for _, prefix := range []string{"bash -lc ", "/bin/bash -lc ", "sh -c ", "/bin/sh -c ", "zsh -lc "} {
+		rest, ok := strings.CutPrefix(cmd, prefix)
+		if !ok {
+			continue
+		}
+		if len(rest) >= 2 && rest[0] == '\'' && rest[len(rest)-1] == '\'' && !strings.Contains(rest[1:len(rest)-1], "'") {
+			return rest[1 : len(rest)-1]
+		}
+		return rest
+	}
+	return cmd
 }
 
 // outcome finishes a last line without a newline and says what the stream
 // amounted to.
 func (p *codexEvents) outcome() codexOutcome {
-	if len(p.partial) > 0 || p.skipping {
-		p.endLine()
-	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.lines.flush()
 	o := codexOutcome{
 		Final:     p.final,
 		Usage:     p.usage,
 		Completed: p.completed > 0,
 		Malformed: p.malformed,
 	}
-	o.Usage.Requests = int64(max(p.completed, 1))
 	switch {
 	case p.failed:
 		o.Failure = p.failMsg
@@ -320,7 +499,7 @@ func (p *codexEvents) outcome() codexOutcome {
 
 // parseCodexEvents parses a whole codex exec --json output.
 func parseCodexEvents(stdout []byte) codexOutcome {
-	p := &codexEvents{}
+	p := newCodexEvents(&transcript{}, "", nil, newStallWatch(0, nil))
 	_, _ = p.Write(stdout)
 	return p.outcome()
 }

@@ -33,11 +33,11 @@ func FuzzParseCodexEvents(f *testing.F) {
 	f.Fuzz(func(t *testing.T, out []byte, cut uint) {
 		whole := parseCodexEvents(out)
 		u := whole.Usage
-		if u.InputTokens < 0 || u.CachedInputTokens < 0 || u.OutputTokens < 0 || u.Requests < 1 {
+		if u.InputTokens < 0 || u.CachedInputTokens < 0 || u.OutputTokens < 0 || u.Requests != 0 || u.CostReported {
 			t.Fatalf("bad usage %+v from %q", u, out)
 		}
 		i := int(cut % uint(len(out)+1))
-		p := &codexEvents{}
+		p := newCodexEvents(&transcript{}, "", nil, newStallWatch(0, nil))
 		_, _ = p.Write(out[:i])
 		_, _ = p.Write(out[i:])
 		split := p.outcome()

@@ -35,7 +35,7 @@ func TestCodexRunTurn(t *testing.T) {
 			name:        "success: the last agent message and the turn's usage",
 			scenario:    "success",
 			wantMessage: "Added the --verbose flag with a unit test; go test ./... passes.",
-			wantUsage:   agent.Usage{InputTokens: 48210, CachedInputTokens: 40960, OutputTokens: 1733, Requests: 1},
+			wantUsage:   agent.Usage{InputTokens: 48210, CachedInputTokens: 40960, OutputTokens: 1733},
 		},
 		{
 			name:     "model and extra arguments come before the stdin prompt",
@@ -46,19 +46,19 @@ func TestCodexRunTurn(t *testing.T) {
 				"--model", "gpt-5-codex", "-c", "model_reasoning_effort=high", "-",
 			},
 			wantMessage: "Added the --verbose flag with a unit test; go test ./... passes.",
-			wantUsage:   agent.Usage{InputTokens: 48210, CachedInputTokens: 40960, OutputTokens: 1733, Requests: 1},
+			wantUsage:   agent.Usage{InputTokens: 48210, CachedInputTokens: 40960, OutputTokens: 1733},
 		},
 		{
 			name:        "turn.failed is an error with its message; the message so far is kept",
 			scenario:    "failed",
 			wantMessage: "Starting on the parser.",
-			wantUsage:   agent.Usage{Requests: 1},
+			wantUsage:   agent.Usage{},
 			wantErr:     []string{"codex turn failed: unexpected status 400 Bad Request", "string too long", "exited with code 1"},
 		},
 		{
 			name:        "usage limit wraps ErrUsageLimited",
 			scenario:    "usage_limit",
-			wantUsage:   agent.Usage{Requests: 1},
+			wantUsage:   agent.Usage{},
 			wantErr:     []string{"You've hit your usage limit"},
 			wantLimited: true,
 		},
@@ -66,31 +66,31 @@ func TestCodexRunTurn(t *testing.T) {
 			name:        "an error event followed by a completed turn is a retry, not a failure",
 			scenario:    "reconnect",
 			wantMessage: "Recovered and finished: the README now documents --verbose.",
-			wantUsage:   agent.Usage{InputTokens: 9000, OutputTokens: 350, Requests: 1},
+			wantUsage:   agent.Usage{InputTokens: 9000, OutputTokens: 350},
 		},
 		{
 			name:      "error events with no completed turn: the last one is the failure",
 			scenario:  "stream_error",
-			wantUsage: agent.Usage{Requests: 1},
+			wantUsage: agent.Usage{},
 			wantErr:   []string{"codex turn failed: stream disconnected before completion: connection reset by peer", "exited with code 1"},
 		},
 		{
 			name:      "non-zero exit without events quotes stderr",
 			scenario:  "crash",
-			wantUsage: agent.Usage{Requests: 1},
+			wantUsage: agent.Usage{},
 			wantErr:   []string{"codex exited with code 1", "Reading prompt from stdin...\nError: Not logged in."},
 		},
 		{
 			name:      "malformed output names the line",
 			scenario:  "malformed",
-			wantUsage: agent.Usage{Requests: 1},
+			wantUsage: agent.Usage{},
 			wantErr:   []string{"printed no turn.completed event", "standard output line 2 is not a JSON event", "this line is not JSON"},
 		},
 		{
 			name:        "events after an output longer than the capture still count",
 			scenario:    "long_output",
 			wantMessage: "done after a long command",
-			wantUsage:   agent.Usage{InputTokens: 700, CachedInputTokens: 600, OutputTokens: 20, Requests: 1},
+			wantUsage:   agent.Usage{InputTokens: 700, CachedInputTokens: 600, OutputTokens: 20},
 		},
 	}
 	for _, tc := range tests {
@@ -142,40 +142,40 @@ func TestParseCodexEvents(t *testing.T) {
 	}{
 		{name: "success sample", in: sample("success.jsonl"), want: codexOutcome{
 			Final: "Added the --verbose flag with a unit test; go test ./... passes.", Completed: true,
-			Usage: agent.Usage{InputTokens: 48210, CachedInputTokens: 40960, OutputTokens: 1733, Requests: 1}}},
+			Usage: agent.Usage{InputTokens: 48210, CachedInputTokens: 40960, OutputTokens: 1733}}},
 		{name: "turn failed sample", in: sample("turn_failed.jsonl"), want: codexOutcome{
-			Final: "Starting on the parser.", Usage: agent.Usage{Requests: 1},
+			Final: "Starting on the parser.", Usage: agent.Usage{},
 			Failure: `unexpected status 400 Bad Request: {"error":{"message":"Invalid 'input[12].content': string too long."}}`}},
 		{name: "usage limit sample", in: sample("usage_limit.jsonl"), want: codexOutcome{
-			Usage:   agent.Usage{Requests: 1},
+			Usage:   agent.Usage{},
 			Failure: "You've hit your usage limit. Upgrade to Pro (https://openai.com/chatgpt/pricing) or try again in 3 days 4 hours 12 minutes."}},
 		{name: "reconnect sample", in: sample("reconnect.jsonl"), want: codexOutcome{
 			Final: "Recovered and finished: the README now documents --verbose.", Completed: true,
-			Usage: agent.Usage{InputTokens: 9000, OutputTokens: 350, Requests: 1}}},
+			Usage: agent.Usage{InputTokens: 9000, OutputTokens: 350}}},
 		{name: "stream error sample", in: sample("stream_error.jsonl"), want: codexOutcome{
-			Usage: agent.Usage{Requests: 1}, Failure: "stream disconnected before completion: connection reset by peer"}},
-		{name: "malformed sample", in: sample("malformed.jsonl"), want: codexOutcome{Usage: agent.Usage{Requests: 1}},
+			Usage: agent.Usage{}, Failure: "stream disconnected before completion: connection reset by peer"}},
+		{name: "malformed sample", in: sample("malformed.jsonl"), want: codexOutcome{Usage: agent.Usage{}},
 			wantMalformed: "standard output line 2 is not a JSON event"},
 		{name: "usage is summed over turns; CRLF and no final newline", in: "{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":10,\"cached_input_tokens\":4,\"output_tokens\":1}}\r\n" +
 			`{"type":"item.completed","item":{"type":"agent_message","text":"last"}}` + "\n" +
 			`{"type":"turn.completed","usage":{"input_tokens":5,"output_tokens":2}}`,
-			want: codexOutcome{Final: "last", Completed: true, Usage: agent.Usage{InputTokens: 15, CachedInputTokens: 4, OutputTokens: 3, Requests: 2}}},
+			want: codexOutcome{Final: "last", Completed: true, Usage: agent.Usage{InputTokens: 15, CachedInputTokens: 4, OutputTokens: 3}}},
 		{name: "unknown events and items are ignored", in: `{"type":"item.plan.delta","item_id":"x","delta":"y"}` + "\n" +
 			`{"type":"item.completed","item":{"type":"error","message":"model rerouted"}}` + "\n" +
 			`{"type":"item.completed","item":{"type":"reasoning","text":"thinking"}}` + "\n" +
 			`{"type":"turn.completed","usage":{"input_tokens":1,"cached_input_tokens":0,"output_tokens":1}}`,
-			want: codexOutcome{Completed: true, Usage: agent.Usage{InputTokens: 1, OutputTokens: 1, Requests: 1}}},
+			want: codexOutcome{Completed: true, Usage: agent.Usage{InputTokens: 1, OutputTokens: 1}}},
 		{name: "turn.failed without a message takes the last error event's", in: `{"type":"error","message":"quota exceeded"}` + "\n" + `{"type":"turn.failed","error":{}}`,
-			want: codexOutcome{Usage: agent.Usage{Requests: 1}, Failure: "quota exceeded"}},
+			want: codexOutcome{Usage: agent.Usage{}, Failure: "quota exceeded"}},
 		{name: "turn.failed with nothing said", in: `{"type":"turn.failed"}`,
-			want: codexOutcome{Usage: agent.Usage{Requests: 1}, Failure: "turn.failed event without a message"}},
+			want: codexOutcome{Usage: agent.Usage{}, Failure: "turn.failed event without a message"}},
 		{name: "negative usage is malformed and not counted", in: `{"type":"turn.completed","usage":{"input_tokens":-5}}`,
-			want: codexOutcome{Usage: agent.Usage{Requests: 1}}, wantMalformed: "negative token count"},
+			want: codexOutcome{Usage: agent.Usage{}}, wantMalformed: "negative token count"},
 		{name: "a line without a type is malformed", in: `{"thread_id":"x"}`,
-			want: codexOutcome{Usage: agent.Usage{Requests: 1}}, wantMalformed: `no "type" field`},
+			want: codexOutcome{Usage: agent.Usage{}}, wantMalformed: `no "type" field`},
 		{name: "absurd counts saturate", in: strings.Repeat(`{"type":"turn.completed","usage":{"input_tokens":9223372036854775807}}`+"\n", 2),
-			want: codexOutcome{Completed: true, Usage: agent.Usage{InputTokens: math.MaxInt64, Requests: 2}}},
-		{name: "empty", in: "", want: codexOutcome{Usage: agent.Usage{Requests: 1}}},
+			want: codexOutcome{Completed: true, Usage: agent.Usage{InputTokens: math.MaxInt64}}},
+		{name: "empty", in: "", want: codexOutcome{Usage: agent.Usage{}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -206,7 +206,7 @@ func TestCodexEventsChunked(t *testing.T) {
 	}
 	want := parseCodexEvents(in)
 	for _, size := range []int{1, 2, 7, 64, 4096} {
-		p := &codexEvents{}
+		p := newCodexEvents(&transcript{}, "", nil, newStallWatch(0, nil))
 		for rest := in; len(rest) > 0; {
 			n := min(size, len(rest))
 			if w, err := p.Write(rest[:n]); w != n || err != nil {
@@ -220,11 +220,11 @@ func TestCodexEventsChunked(t *testing.T) {
 	}
 }
 
-// A line longer than codexMaxEventLine is skipped without being kept, and
+// A line longer than maxEventLine is skipped without being kept, and
 // the lines after it still count.
 func TestCodexEventsSkipsOverlongLine(t *testing.T) {
 	t.Parallel()
-	p := &codexEvents{}
+	p := newCodexEvents(&transcript{}, "", nil, newStallWatch(0, nil))
 	write := func(b []byte) {
 		if _, err := p.Write(b); err != nil {
 			t.Fatal(err)
@@ -232,16 +232,16 @@ func TestCodexEventsSkipsOverlongLine(t *testing.T) {
 	}
 	write([]byte(`{"type":"item.completed","item":{"type":"command_execution","aggregated_output":"`))
 	chunk := bytes.Repeat([]byte("y"), 1<<20)
-	for written := 0; written <= codexMaxEventLine; written += len(chunk) {
+	for written := 0; written <= maxEventLine; written += len(chunk) {
 		write(chunk)
 	}
-	if len(p.partial) != 0 || !p.skipping {
-		t.Fatalf("an overlong line is held in memory: %d bytes, skipping=%v", len(p.partial), p.skipping)
+	if len(p.lines.partial) != 0 || !p.lines.skipping {
+		t.Fatalf("an overlong line is held in memory: %d bytes, skipping=%v", len(p.lines.partial), p.lines.skipping)
 	}
 	write([]byte("\"}}\n" + `{"type":"item.completed","item":{"type":"agent_message","text":"after"}}` + "\n" +
 		`{"type":"turn.completed","usage":{"input_tokens":3,"cached_input_tokens":1,"output_tokens":2}}` + "\n"))
 	got := p.outcome()
-	want := codexOutcome{Final: "after", Completed: true, Usage: agent.Usage{InputTokens: 3, CachedInputTokens: 1, OutputTokens: 2, Requests: 1}}
+	want := codexOutcome{Final: "after", Completed: true, Usage: agent.Usage{InputTokens: 3, CachedInputTokens: 1, OutputTokens: 2}}
 	if got != want {
 		t.Errorf("outcome = %+v, want %+v", got, want)
 	}

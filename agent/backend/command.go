@@ -17,11 +17,12 @@ import (
 // UsageLinePrefix starts a line a command agent may write to its standard
 // error to report the tokens it used:
 //
-//	GRUB_USAGE {"input":1200,"cached":800,"output":300}
+//	GRUB_USAGE {"input":1200,"cached":800,"output":300,"requests":4}
 //
 // "input" counts all input tokens, "cached" the part of them served from a
-// provider cache, "output" the output tokens; a missing field is zero. Every
-// such line of the turn is added up. This lets a wrapper script around a
+// provider cache, "output" the output tokens, and the optional "requests"
+// the model requests made; a missing field is zero. Every such line of the
+// turn is added up. This lets a wrapper script around a
 // real agent report what it spent, so that token budgets apply to it; a
 // program that writes no such line is counted as zero tokens.
 const UsageLinePrefix = "GRUB_USAGE "
@@ -39,9 +40,9 @@ const stderrTailBytes = 2000
 // prompt, written by the caller) to grub's own. It runs in its own process
 // group, which is killed when the turn times out or is cancelled.
 //
-// A turn counts as one request. Tokens are zero unless the program reports
-// them with UsageLinePrefix lines on its standard error; Usage.Estimated is
-// always false.
+// Tokens and requests are zero (requests: not revealed) unless the program
+// reports them with UsageLinePrefix lines on its standard error;
+// Usage.Estimated is always false, and it reports no cost.
 type Command struct {
 	// Cmd is the shell command line, as given to --agent-cmd.
 	Cmd string
@@ -77,13 +78,12 @@ func (c *Command) RunTurn(ctx context.Context, t agent.Turn) (agent.Result, erro
 	}
 
 	usage, usageErr := parseUsageLines(res.Stderr)
-	usage.Requests = 1
 	out := agent.Result{FinalMessage: stdoutMessage(res), Usage: usage}
 	if res.StdoutTruncated {
 		out.OutputCut = res.StdoutBytes - int64(len(res.Stdout))
 	}
 
-	if err := interruptedError(ctx, "agent command", res, t.Timeout); err != nil {
+	if err := interruptedError(ctx, "agent command", res, t.Timeout, ""); err != nil {
 		return out, err
 	}
 	switch {
@@ -113,6 +113,8 @@ type usageReport struct {
 	Input  int64 `json:"input"`
 	Cached int64 `json:"cached"`
 	Output int64 `json:"output"`
+	// Requests is optional: 0 says nothing.
+	Requests int64 `json:"requests"`
 }
 
 // parseUsageLines adds up the UsageLinePrefix lines in stderr. A malformed
@@ -138,17 +140,18 @@ func parseUsageLines(stderr []byte) (agent.Usage, error) {
 		if err == nil && dec.More() {
 			err = errors.New("text after the JSON object")
 		}
-		if err == nil && (r.Input < 0 || r.Cached < 0 || r.Output < 0) {
-			err = errors.New("negative token count")
+		if err == nil && (r.Input < 0 || r.Cached < 0 || r.Output < 0 || r.Requests < 0) {
+			err = errors.New("negative token or request count")
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("stderr line %d: bad usage report %q: %v; write %s{\"input\":N,\"cached\":N,\"output\":N} with non-negative integers",
+			errs = append(errs, fmt.Errorf("stderr line %d: bad usage report %q: %v; write %s{\"input\":N,\"cached\":N,\"output\":N} (and optionally \"requests\":N) with non-negative integers",
 				n, line, err, UsageLinePrefix))
 			continue
 		}
-		u.InputTokens += r.Input
-		u.CachedInputTokens += r.Cached
-		u.OutputTokens += r.Output
+		u.InputTokens = addTokens(u.InputTokens, r.Input)
+		u.CachedInputTokens = addTokens(u.CachedInputTokens, r.Cached)
+		u.OutputTokens = addTokens(u.OutputTokens, r.Output)
+		u.Requests = addTokens(u.Requests, r.Requests)
 	}
 	return u, errors.Join(errs...)
 }

@@ -409,19 +409,22 @@ func TestOpenAICancellation(t *testing.T) {
 		if !errors.Is(err, context.Canceled) || errors.Is(err, agent.ErrTimeout) {
 			t.Fatalf("err = %v, want context.Canceled", err)
 		}
-		if res.Usage.Requests != 1 {
-			t.Errorf("usage = %+v, want the first request kept", res.Usage)
+		if want := (agent.Usage{InputTokens: 10, OutputTokens: 1, Requests: 1}); res.Usage != want {
+			t.Errorf("usage = %+v, want the first request's %+v kept", res.Usage, want)
 		}
 	})
 	t.Run("turn timeout while a tool runs", func(t *testing.T) {
 		started := make(chan struct{})
-		srv := llmtest.Start(t, llmtest.Calls(nil, llmtest.Call("wait", `{}`)))
+		srv := llmtest.Start(t, llmtest.Calls(u(20, 5, 3), llmtest.Call("wait", `{}`)))
 		turn := newTurn(t, 1, "go")
 		turn.Timeout = 50 * time.Millisecond
-		_, err := NewOpenAI(OpenAIConfig{Client: newClient(t, srv), Tools: []tools.Tool{blocking(started)}}).
+		res, err := NewOpenAI(OpenAIConfig{Client: newClient(t, srv), Tools: []tools.Tool{blocking(started)}}).
 			RunTurn(context.Background(), turn)
 		if !errors.Is(err, agent.ErrTimeout) {
 			t.Fatalf("err = %v, want ErrTimeout", err)
+		}
+		if want := (agent.Usage{InputTokens: 20, CachedInputTokens: 5, OutputTokens: 3, Requests: 1}); res.Usage != want {
+			t.Errorf("usage = %+v, want the request made before the timeout %+v kept", res.Usage, want)
 		}
 	})
 	t.Run("cancelled while the model thinks", func(t *testing.T) {

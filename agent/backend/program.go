@@ -101,11 +101,17 @@ func runProgram(ctx context.Context, t agent.Turn, p programSpec) (proc.Result, 
 
 // interruptedError returns the error for a run of the program called name
 // that timed out (wrapping ErrTimeout) or was cancelled (wrapping ctx's
-// error), and nil for a run that ended by itself.
-func interruptedError(ctx context.Context, name string, res proc.Result, timeout time.Duration) error {
+// error), and nil for a run that ended by itself. lastErr, when not empty,
+// is the last error the program reported, which a timeout quotes: it is
+// often why the turn made no progress.
+func interruptedError(ctx context.Context, name string, res proc.Result, timeout time.Duration, lastErr string) error {
+	said := ""
+	if lastErr != "" {
+		said = fmt.Sprintf(" (its last error: %s)", strconv.Quote(lastErr))
+	}
 	switch {
 	case res.TimedOut:
-		return fmt.Errorf("%s timed out after %s: %w", name, tools.FormatDuration(timeout), agent.ErrTimeout)
+		return fmt.Errorf("%s timed out after %s%s: %w", name, tools.FormatDuration(timeout), said, agent.ErrTimeout)
 	case res.Cancelled:
 		cause := ctx.Err()
 		if cause == nil {
@@ -114,6 +120,41 @@ func interruptedError(ctx context.Context, name string, res proc.Result, timeout
 		return fmt.Errorf("%s cancelled: %w", name, cause)
 	}
 	return nil
+}
+
+// stalledError returns the error for a run that its stallWatch ended
+// (runCtx's cause is errStalled while ctx itself is not done), and nil for
+// any other run. It wraps ErrUsageLimited when the last error speaks of a
+// usage limit.
+func stalledError(ctx, runCtx context.Context, name string, res proc.Result, stall *stallWatch) error {
+	if !res.Cancelled || ctx.Err() != nil || !errors.Is(context.Cause(runCtx), errStalled) {
+		return nil
+	}
+	last := stall.lastError()
+	if isUsageLimitMessage(last) {
+		return fmt.Errorf("%s: %w: %s", name, agent.ErrUsageLimited, last)
+	}
+	return fmt.Errorf("%s made no progress for %s, only reporting errors; the last: %s (is its model provider reachable? see --stall-timeout)",
+		name, tools.FormatDuration(stall.limit), strconv.Quote(last))
+}
+
+// finishTranscript records a turn's error in its transcript and closes
+// it; a transcript that could not be written fails a turn that had no
+// other error.
+func finishTranscript(tr *transcript, streamErr error, name string, out agent.Result, err error) (agent.Result, error) {
+	if err != nil {
+		if werr := tr.write(TranscriptEntry{Type: EntryError, Error: err.Error()}, false); werr != nil && streamErr == nil {
+			streamErr = werr
+		}
+	}
+	if cerr := tr.close(); cerr != nil && streamErr == nil {
+		streamErr = cerr
+	}
+	out.Transcript = tr.path
+	if err == nil && streamErr != nil {
+		err = fmt.Errorf("%s: %w", name, streamErr)
+	}
+	return out, err
 }
 
 // exitDescription says how a program that ended by itself ended: "exited

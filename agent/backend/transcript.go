@@ -24,6 +24,19 @@ const (
 	// EntryError records why a turn ended without a final message, or
 	// with an error.
 	EntryError = "error"
+
+	// The next kinds are written by the claude and codex backends, from
+	// the events their programs print.
+
+	// EntryMessage records an assistant message the program printed that
+	// is not tied to one model request (Codex's agent_message items).
+	EntryMessage = "message"
+	// EntryUsage records usage the program reported for more than one
+	// request: a Codex turn's, or Claude Code's totals (with their cost).
+	EntryUsage = "usage"
+	// EntryNotice records an error the program reported and went on from
+	// (a stream it retries, a provider it cannot reach yet).
+	EntryNotice = "notice"
 )
 
 // TranscriptEntry is one line of a turn transcript, the file the turn names
@@ -56,7 +69,10 @@ type TranscriptEntry struct {
 	// request (the reply's text), tool_result and final
 	Text string `json:"text,omitempty"`
 
-	// request and error
+	// usage
+	CostUSD float64 `json:"costUSD,omitempty"`
+
+	// request, error and notice
 	Error string `json:"error,omitempty"`
 }
 

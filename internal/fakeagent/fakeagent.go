@@ -70,7 +70,7 @@ func ParseArgs(args []string) (Script, error) {
 	def := fs.String("default", "honest", "behaviour of iterations the plan does not name")
 	usage := fs.String("usage", "", "tokens to report per turn as IN,CACHED,OUT")
 	slow := fs.Duration("sleep", time.Second, "how long the slow behaviour sleeps")
-	format := fs.String("format", "text", "how to print the final message: text (command backend), claude (Claude Code's -p --output-format json result) or codex (codex exec --json events)")
+	format := fs.String("format", "text", "how to print the final message: text (command backend), claude (Claude Code's -p --output-format stream-json --verbose messages) or codex (codex exec --json events)")
 	if err := fs.Parse(args); err != nil {
 		return Script{}, err
 	}
@@ -232,14 +232,26 @@ func (a *fake) run(behaviour string, features int) int {
 func emit(format, message string, code int) int {
 	switch format {
 	case "claude":
+		// claude -p --output-format stream-json --verbose: the session's
+		// messages one a line, the result last.
+		usage := map[string]int{"input_tokens": 10, "cache_creation_input_tokens": 90, "cache_read_input_tokens": 400, "output_tokens": 50}
+		lines := []map[string]any{
+			{"type": "system", "subtype": "init", "session_id": "fake-session", "model": "fake-model", "tools": []string{"Bash"}},
+			{"type": "assistant", "session_id": "fake-session", "message": map[string]any{"id": "msg_fake", "type": "message", "role": "assistant",
+				"model": "fake-model", "content": []map[string]any{{"type": "text", "text": message}}, "usage": usage}},
+		}
 		subtype := "success"
 		if code != 0 {
 			subtype = "error_during_execution"
 		}
-		data, _ := json.Marshal(map[string]any{"type": "result", "subtype": subtype, "is_error": code != 0,
-			"num_turns": 2, "result": message, "session_id": "fake-session",
-			"usage": map[string]int{"input_tokens": 10, "cache_creation_input_tokens": 90, "cache_read_input_tokens": 400, "output_tokens": 50}})
-		fmt.Println(string(data))
+		lines = append(lines, map[string]any{"type": "result", "subtype": subtype, "is_error": code != 0,
+			"num_turns": 1, "result": message, "session_id": "fake-session", "total_cost_usd": 0.0125, "usage": usage,
+			"modelUsage": map[string]any{"fake-model": map[string]any{"inputTokens": 10, "cacheCreationInputTokens": 90,
+				"cacheReadInputTokens": 400, "outputTokens": 50, "costUSD": 0.0125}}})
+		for _, l := range lines {
+			data, _ := json.Marshal(l)
+			fmt.Println(string(data))
+		}
 	case "codex":
 		msg, _ := json.Marshal(message)
 		fmt.Println(`{"type":"thread.started","thread_id":"fake-thread"}`)

@@ -44,8 +44,16 @@ if [ "$last" != - ]; then
 fi
 
 echo 'Reading prompt from stdin...' >&2
+hang() {
+	sleep 300 &
+	echo $! > "$GRUB_HARNESS_DIR/child.pid.tmp"
+	mv "$GRUB_HARNESS_DIR/child.pid.tmp" "$GRUB_HARNESS_DIR/child.pid"
+	wait
+}
+
 case $scenario in
 success) cat "$here/codex/success.jsonl" ;;
+tools) cat "$here/codex/tools.jsonl" ;;
 failed) cat "$here/codex/turn_failed.jsonl"; exit 1 ;;
 usage_limit) cat "$here/codex/usage_limit.jsonl"; exit 1 ;;
 reconnect) cat "$here/codex/reconnect.jsonl" ;;
@@ -64,10 +72,19 @@ long_output)
 	echo '","exit_code":0,"status":"completed"}}'
 	echo '{"type":"item.completed","item":{"id":"item_1","type":"agent_message","text":"done after a long command"}}'
 	echo '{"type":"turn.completed","usage":{"input_tokens":700,"cached_input_tokens":600,"output_tokens":20}}' ;;
-hang)
-	sleep 300 &
-	echo $! > "$GRUB_HARNESS_DIR/child.pid.tmp"
-	mv "$GRUB_HARNESS_DIR/child.pid.tmp" "$GRUB_HARNESS_DIR/child.pid"
-	wait ;;
+offline)
+	# An unreachable provider: Codex reconnects forever.
+	cat "$here/codex/offline.jsonl"
+	while :; do
+		echo '{"type":"error","message":"Reconnecting... waiting for network"}'
+		sleep 0.05
+	done ;;
+partial)
+	# A turn's usage reported, then nothing until it is killed.
+	head -n 2 "$here/codex/success.jsonl"
+	echo '{"type":"turn.completed","usage":{"input_tokens":800,"cached_input_tokens":500,"output_tokens":30}}'
+	echo '{"type":"item.started","item":{"id":"item_9","type":"command_execution","command":"bash -lc '"'"'sleep 300'"'"'","aggregated_output":"","exit_code":null,"status":"in_progress"}}'
+	hang ;;
+hang) hang ;;
 *) echo "fake codex: unknown scenario '$scenario'" >&2; exit 65 ;;
 esac
