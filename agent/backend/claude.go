@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/grub-dev/grub/agent"
 
@@ -35,6 +36,10 @@ type ClaudeConfig struct {
 	// Wrap, when set, puts a sandbox launcher in front of the program
 	// (see proc.Spec.Wrap).
 	Wrap func(argv []string) []string
+	// StallTimeout is how long the program may go on reporting errors
+	// without progress before the turn fails (grub --stall-timeout); zero
+	// means the backend's default.
+	StallTimeout time.Duration
 }
 
 // Claude is the `claude` backend: it runs Claude Code headless, once per

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/grub-dev/grub/agent"
 
@@ -36,6 +37,10 @@ type CodexConfig struct {
 	// Wrap, when set, puts a sandbox launcher in front of the program
 	// (see proc.Spec.Wrap).
 	Wrap func(argv []string) []string
+	// StallTimeout is how long the program may go on reporting errors
+	// without progress before the turn fails (grub --stall-timeout); zero
+	// means the backend's default.
+	StallTimeout time.Duration
 }
 
 // Codex is the `codex` backend: it runs the Codex CLI non-interactively,
