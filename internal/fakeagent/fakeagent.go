@@ -237,7 +237,7 @@ func emit(format, message string, code int) int {
 			subtype = "error_during_execution"
 		}
 		data, _ := json.Marshal(map[string]any{"type": "result", "subtype": subtype, "is_error": code != 0,
-			"num_turns": 2, "result": message, "session_id": "fake-session",
+			"num_turns": 2, "result": message, "session_id": "fake-session", "total_cost_usd": 0.0123,
 			"usage": map[string]int{"input_tokens": 10, "cache_creation_input_tokens": 90, "cache_read_input_tokens": 400, "output_tokens": 50}})
 		fmt.Println(string(data))
 	case "codex":
