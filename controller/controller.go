@@ -42,7 +42,8 @@ type Commit struct {
 	Iteration int
 	Feature   string
 	Summary   string
-	Status    string // the task status after the turn
+	Status    string      // the task status after the turn
+	Usage     agent.Usage // what the turn consumed (its cost goes into a trailer when reported)
 }
 
 // ChangeDetector tells whether the workspace changed during a turn.

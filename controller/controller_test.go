@@ -441,3 +441,65 @@ func TestLimitsChangedWhileRunningAreLogged(t *testing.T) {
 		t.Errorf("limits change not logged:\n%s", r.log())
 	}
 }
+
+// A turn cut short keeps what its requests cost: the backend returns the
+// usage it saw with agent.ErrTimeout or the cancellation, and the tokens
+// and cost count towards the totals and the budgets.
+func TestTimedOutAndCancelledTurnsKeepTheirUsage(t *testing.T) {
+	t.Parallel()
+	check := func(t *testing.T, st *harness.State) {
+		t.Helper()
+		u := st.Usage
+		if u.InputTokens != 2000 || u.CachedInputTokens != 400 || u.OutputTokens != 200 || u.TokensUsed != 1800 || u.Requests != 2 {
+			t.Errorf("usage %+v, want both turns' tokens", u)
+		}
+		if u.CostUSD == nil || *u.CostUSD != 0.25 {
+			t.Errorf("cost %v, want both turns' $0.125", u.CostUSD)
+		}
+	}
+	fake := func(r *run) *fakeagent.Agent {
+		a := r.agent("-features 2 -plan 2:hang -usage 1000,200,100")
+		a.Usage.CostUSD, a.Usage.CostReported = 0.125, true
+		return a
+	}
+	t.Run("timed out", func(t *testing.T) {
+		t.Parallel()
+		r := newTask(t, func(st *harness.State) { st.Limits.CostBudgetUSD = 0.25 })
+		a := fake(r)
+		a.OnWait = func(agent.Turn) { r.clock.Advance(61 * time.Second) }
+		st, err := r.runAgent(context.Background(), a, harness.LimitChanges{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, st)
+		if st.ConsecutiveFailures != 1 || !strings.Contains(st.LastError, "timed out") {
+			t.Errorf("failures %d, last error %q: want the timed-out turn failed", st.ConsecutiveFailures, st.LastError)
+		}
+		// The timed-out turn's cost reaches the budget.
+		if st.Status != harness.StatusBudgetLimited || st.StopReason != "cost budget spent ($0.25 of $0.25); raise it with grub resume --cost-budget USD" {
+			t.Errorf("status %s (%s), want budget_limited by the cost budget", st.Status, st.StopReason)
+		}
+		if log := r.log(); !strings.Contains(log, "- Usage: 900 tokens (1,000 input, 200 cached, 100 output), 1 request, cost $0.125, 1m1s") {
+			t.Errorf("the timed-out turn's entry lacks its usage:\n%s", log)
+		}
+		if c := r.commits.last(); c.Iteration != 2 || !c.Usage.CostReported || c.Usage.CostUSD != 0.125 {
+			t.Errorf("last commit %+v, want turn 2 with its cost", c)
+		}
+	})
+	t.Run("cancelled", func(t *testing.T) {
+		t.Parallel()
+		r := newTask(t, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		a := fake(r)
+		a.OnWait = func(agent.Turn) { cancel() }
+		st, err := r.runAgent(ctx, a, harness.LimitChanges{})
+		if err != ErrInterrupted {
+			t.Fatalf("err = %v, want ErrInterrupted", err)
+		}
+		check(t, st)
+		if st.Status != harness.StatusPaused || st.ConsecutiveFailures != 0 {
+			t.Errorf("status %s, failures %d: want paused, no failure", st.Status, st.ConsecutiveFailures)
+		}
+	})
+}

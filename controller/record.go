@@ -38,6 +38,8 @@ func (c *Controller) record(ctx context.Context, out *outcome) error {
 		Requests:          out.usage.Requests,
 		Elapsed:           out.elapsed,
 		UsageEstimated:    out.usage.Estimated,
+		CostUSD:           out.usage.CostUSD,
+		CostReported:      out.usage.CostReported,
 	}
 	entry.Note = out.note
 	if out.decision.Blocker != "" {
@@ -55,7 +57,7 @@ func (c *Controller) record(ctx context.Context, out *outcome) error {
 	}
 	if c.opts.Committer != nil {
 		rep, err := c.opts.Committer.Commit(ctx, Commit{TaskID: st.ID, Iteration: st.CurrentIteration,
-			Feature: entry.Feature, Summary: out.decision.Summary, Status: string(st.Status)})
+			Feature: entry.Feature, Summary: out.decision.Summary, Status: string(st.Status), Usage: out.usage})
 		if err != nil {
 			c.say("commit of turn %d failed: %v", st.CurrentIteration, err)
 		}
@@ -72,8 +74,12 @@ func (c *Controller) record(ctx context.Context, out *outcome) error {
 	if len(out.failures) > 0 {
 		result = "failed: " + brief(out.failures[0])
 	}
-	c.say("turn %d/%d ended after %s: %s; %d/%d features pass; %d tokens used",
-		st.CurrentIteration, st.Limits.MaxIterations, out.elapsed.Round(time.Second), result, passing, total, st.Usage.TokensUsed)
+	spent := ""
+	if cost := st.Usage.CostUSD; cost != nil {
+		spent = ", " + templates.FormatUSD(*cost)
+	}
+	c.say("turn %d/%d ended after %s: %s; %d/%d features pass; %d tokens used%s",
+		st.CurrentIteration, st.Limits.MaxIterations, out.elapsed.Round(time.Second), result, passing, total, st.Usage.TokensUsed, spent)
 	return nil
 }
 

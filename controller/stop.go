@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/grub-dev/grub/harness"
+	"github.com/grub-dev/grub/templates"
 )
 
 // NoProgressLimit is how many consecutive execution turns may pass without a
@@ -55,6 +56,16 @@ func tokenBudget(st *harness.State) (Stop, bool) {
 	return Stop{}, false
 }
 
+// costBudget ends the task budget_limited once the cost the backend
+// reported reaches the budget.
+func costBudget(st *harness.State) (Stop, bool) {
+	if b, spent := st.Limits.CostBudgetUSD, st.Usage.CostUSD; b > 0 && spent != nil && *spent >= b {
+		return Stop{harness.StatusBudgetLimited, fmt.Sprintf("cost budget spent (%s of %s); raise it with grub resume --cost-budget USD",
+			templates.FormatUSD(*spent), templates.FormatUSD(b))}, true
+	}
+	return Stop{}, false
+}
+
 // timeBudget ends the task budget_limited once timeUsedSeconds reaches the budget.
 func timeBudget(st *harness.State) (Stop, bool) {
 	if b := st.Limits.TimeBudgetSeconds; b > 0 && st.Usage.TimeUsedSeconds >= b {
@@ -88,11 +99,11 @@ func noProgress(st *harness.State) (Stop, bool) {
 
 // afterTurnRules are checked after every turn, in order; the first that
 // fires ends the task.
-var afterTurnRules = []stopRule{failureLimit, blockedLimit, noProgress, tokenBudget, timeBudget, iterationBudget}
+var afterTurnRules = []stopRule{failureLimit, blockedLimit, noProgress, tokenBudget, costBudget, timeBudget, iterationBudget}
 
 // beforeTurnRules are checked before a turn starts (a resumed task may
 // already be over a limit).
-var beforeTurnRules = []stopRule{failureLimit, tokenBudget, timeBudget, iterationBudget}
+var beforeTurnRules = []stopRule{failureLimit, tokenBudget, costBudget, timeBudget, iterationBudget}
 
 func firstStop(st *harness.State, rules []stopRule) (Stop, bool) {
 	for _, r := range rules {

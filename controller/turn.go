@@ -523,6 +523,9 @@ func (c *Controller) addUsage(u agent.Usage) {
 	s.Requests += u.Requests
 	s.TokensUsed += u.Tokens()
 	s.Estimated = s.Estimated || u.Estimated
+	if u.CostReported {
+		s.AddCost(u.CostUSD)
+	}
 }
 
 // tokensLeft is the token budget still unspent; 0 means no budget.

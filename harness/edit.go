@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/grub-dev/grub/templates"
 )
 
 // Edit is a change of a task's goal or limits that the user asked for
@@ -106,11 +108,19 @@ func LimitChangeLines(old, new Limits) []string {
 	add("max consecutive failures", fmt.Sprint(old.MaxConsecutiveFailures), fmt.Sprint(new.MaxConsecutiveFailures))
 	add("token budget", budget(old.TokenBudget, FormatCount), budget(new.TokenBudget, FormatCount))
 	add("time budget", budget(old.TimeBudgetSeconds, FormatSeconds), budget(new.TimeBudgetSeconds, FormatSeconds))
+	add("cost budget", costBudget(old.CostBudgetUSD), costBudget(new.CostBudgetUSD))
 	add("max initializer failures", fmt.Sprint(old.MaxInitializerFailures), fmt.Sprint(new.MaxInitializerFailures))
 	add("max blocked", fmt.Sprint(old.MaxBlocked), fmt.Sprint(new.MaxBlocked))
 	add("turn timeout", FormatSeconds(old.TurnTimeoutSeconds), FormatSeconds(new.TurnTimeoutSeconds))
 	add("init timeout", FormatSeconds(old.InitTimeoutSeconds), FormatSeconds(new.InitTimeoutSeconds))
 	return lines
+}
+
+func costBudget(usd float64) string {
+	if usd == 0 {
+		return "none"
+	}
+	return templates.FormatUSD(usd)
 }
 
 // FormatSeconds renders whole seconds the way people say them: "45s",

@@ -1,6 +1,9 @@
 package harness
 
 import (
+	"math"
+	"reflect"
+	"slices"
 	"time"
 
 	"github.com/grub-dev/grub/featurelist"
@@ -85,6 +88,9 @@ type Limits struct {
 	MaxFeatures            int   `json:"maxFeatures"`
 	TurnTimeoutSeconds     int64 `json:"turnTimeoutSeconds"`
 	InitTimeoutSeconds     int64 `json:"initTimeoutSeconds"`
+	// CostBudgetUSD is what the task may spend, in US dollars, as the
+	// backend reports it (0 = no budget; absent in older files).
+	CostBudgetUSD float64 `json:"costBudgetUSD,omitempty"`
 }
 
 // DefaultLimits are the limits a new task gets unless its flags change them.
@@ -104,21 +110,22 @@ func DefaultLimits() Limits {
 // LimitChanges raises or lowers some limits of an existing task (grub edit,
 // grub resume). A nil field leaves the limit as it is.
 type LimitChanges struct {
-	MaxIterations          *int   `json:"maxIterations,omitempty"`
-	MaxConsecutiveFailures *int   `json:"maxConsecutiveFailures,omitempty"`
-	MaxInitializerFailures *int   `json:"maxInitializerFailures,omitempty"`
-	MaxBlocked             *int   `json:"maxBlocked,omitempty"`
-	TokenBudget            *int64 `json:"tokenBudget,omitempty"`
-	TimeBudgetSeconds      *int64 `json:"timeBudgetSeconds,omitempty"`
-	TurnTimeoutSeconds     *int64 `json:"turnTimeoutSeconds,omitempty"`
-	InitTimeoutSeconds     *int64 `json:"initTimeoutSeconds,omitempty"`
+	MaxIterations          *int     `json:"maxIterations,omitempty"`
+	MaxConsecutiveFailures *int     `json:"maxConsecutiveFailures,omitempty"`
+	MaxInitializerFailures *int     `json:"maxInitializerFailures,omitempty"`
+	MaxBlocked             *int     `json:"maxBlocked,omitempty"`
+	TokenBudget            *int64   `json:"tokenBudget,omitempty"`
+	TimeBudgetSeconds      *int64   `json:"timeBudgetSeconds,omitempty"`
+	TurnTimeoutSeconds     *int64   `json:"turnTimeoutSeconds,omitempty"`
+	InitTimeoutSeconds     *int64   `json:"initTimeoutSeconds,omitempty"`
+	CostBudgetUSD          *float64 `json:"costBudgetUSD,omitempty"`
 }
 
 // Empty reports whether c changes nothing.
 func (c LimitChanges) Empty() bool {
 	return c.MaxIterations == nil && c.MaxConsecutiveFailures == nil && c.MaxInitializerFailures == nil &&
 		c.MaxBlocked == nil && c.TokenBudget == nil && c.TimeBudgetSeconds == nil &&
-		c.TurnTimeoutSeconds == nil && c.InitTimeoutSeconds == nil
+		c.TurnTimeoutSeconds == nil && c.InitTimeoutSeconds == nil && c.CostBudgetUSD == nil
 }
 
 // Apply writes the changes into l.
@@ -147,6 +154,9 @@ func (c LimitChanges) Apply(l *Limits) {
 	if c.InitTimeoutSeconds != nil {
 		l.InitTimeoutSeconds = *c.InitTimeoutSeconds
 	}
+	if c.CostBudgetUSD != nil {
+		l.CostBudgetUSD = *c.CostBudgetUSD
+	}
 }
 
 // Usage is what a task has consumed so far.
@@ -161,6 +171,20 @@ type Usage struct {
 	// Estimated is set once any request's usage had to be estimated because
 	// the server reported none.
 	Estimated bool `json:"estimated,omitempty"`
+	// CostUSD is what the provider charged, in US dollars, summed over the
+	// turns whose backend reported a cost; nil (absent) while none has.
+	CostUSD *float64 `json:"costUSD,omitempty"`
+}
+
+// AddCost adds a turn's reported cost to the total, rounded to a
+// billionth of a dollar so that sums of decimal prices stay exact.
+func (u *Usage) AddCost(usd float64) {
+	sum := usd
+	if u.CostUSD != nil {
+		sum += *u.CostUSD
+	}
+	sum = math.Round(sum*1e9) / 1e9
+	u.CostUSD = &sum
 }
 
 // AgentKind names a backend.
@@ -188,6 +212,22 @@ type Agent struct {
 	ContextWindow int `json:"contextWindow,omitempty"`
 	// RequestTimeoutSeconds bounds one attempt of one model request (0: default).
 	RequestTimeoutSeconds int64 `json:"requestTimeoutSeconds,omitempty"`
+	// Args are extra arguments appended to the claude or codex command
+	// line (--agent-args, split like a shell word list).
+	Args []string `json:"args,omitempty"`
+	// StallTimeoutSeconds is how long the claude or codex program may go
+	// on reporting errors without progress before the turn fails (0:
+	// the backend's default).
+	StallTimeoutSeconds int64 `json:"stallTimeoutSeconds,omitempty"`
+}
+
+// SameAgent reports whether a and b are the same settings.
+func SameAgent(a, b Agent) bool {
+	if !slices.Equal(a.Args, b.Args) {
+		return false
+	}
+	a.Args, b.Args = nil, nil
+	return reflect.DeepEqual(a, b)
 }
 
 // Sandbox records the sandbox settings a task asked for (grub start

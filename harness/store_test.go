@@ -256,14 +256,15 @@ func TestCreateRejects(t *testing.T) {
 func fullState() *State {
 	now := time.Date(2026, 3, 4, 5, 6, 7, 890, time.UTC)
 	ev := "go test ./auth: ok"
+	cost := 1.0625
 	return &State{
 		Version: StateVersion, ID: "0a1b2c3d", Goal: "add OAuth login\nwith tests", Locale: "zh",
 		Status: StatusBudgetLimited, Phase: PhaseExecution, CreatedAt: now, UpdatedAt: now.Add(time.Hour),
 		CurrentIteration: 7, AwaitingTurn: true, TurnStartedAt: &now, ConsecutiveFailures: 2, ConsecutiveBlocked: 1, NoProgressTurns: 3,
 		Limits: Limits{MaxIterations: 50, MaxConsecutiveFailures: 3, MaxInitializerFailures: 5, MaxBlocked: 3, TokenBudget: 2000000,
-			TimeBudgetSeconds: 3600, MinFeatures: 15, MaxFeatures: 40, TurnTimeoutSeconds: 1800, InitTimeoutSeconds: 300},
-		Usage: Usage{InputTokens: 1000, CachedInputTokens: 400, OutputTokens: 50, Requests: 3, TokensUsed: 650, TimeUsedSeconds: 99, Estimated: true},
-		Agent: Agent{Kind: AgentCommand, Command: "./my-agent --flag"},
+			TimeBudgetSeconds: 3600, MinFeatures: 15, MaxFeatures: 40, TurnTimeoutSeconds: 1800, InitTimeoutSeconds: 300, CostBudgetUSD: 2.5},
+		Usage: Usage{InputTokens: 1000, CachedInputTokens: 400, OutputTokens: 50, Requests: 3, TokensUsed: 650, TimeUsedSeconds: 99, Estimated: true, CostUSD: &cost},
+		Agent: Agent{Kind: AgentClaude, Bin: "./claude", Args: []string{"--permission-mode", "plan"}, StallTimeoutSeconds: 300},
 		FeatureListBaseline: &featurelist.List{Version: 1, Goal: "add OAuth login", Features: []featurelist.Feature{
 			{ID: "login-form", Category: "functional", Description: "form", Steps: []string{"open /login"}, Verify: "go test ./auth", Passes: true, Evidence: &ev},
 			{ID: "logout", Category: "functional", Description: "logout", Steps: []string{}, Passes: false},

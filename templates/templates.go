@@ -66,9 +66,13 @@ type Entry struct {
 	InputTokens       int64
 	CachedInputTokens int64
 	OutputTokens      int64
-	Requests          int64
+	Requests          int64 // model requests; 0 when the backend does not say (left out)
 	Elapsed           time.Duration
 	UsageEstimated    bool // some request's usage was estimated
+	// CostUSD is what the provider charged for the turn, shown when the
+	// backend reported it (CostReported).
+	CostUSD      float64
+	CostReported bool
 }
 
 // RenderEntry renders e as a markdown section that starts with a blank line,
@@ -190,14 +194,19 @@ func quote(s string) string {
 
 // usageLine summarises an entry's usage, or returns "" when it has none.
 func usageLine(e Entry) string {
-	if e.InputTokens == 0 && e.CachedInputTokens == 0 && e.OutputTokens == 0 && e.Requests == 0 && e.Elapsed == 0 {
+	if e.InputTokens == 0 && e.CachedInputTokens == 0 && e.OutputTokens == 0 && e.Requests == 0 && e.Elapsed == 0 && !e.CostReported {
 		return ""
 	}
 	used := e.InputTokens - e.CachedInputTokens + e.OutputTokens
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s tokens (%s input, %s cached, %s output), %s %s",
-		group(used), group(e.InputTokens), group(e.CachedInputTokens), group(e.OutputTokens),
-		group(e.Requests), plural(e.Requests, "request", "requests"))
+	fmt.Fprintf(&b, "%s tokens (%s input, %s cached, %s output)",
+		group(used), group(e.InputTokens), group(e.CachedInputTokens), group(e.OutputTokens))
+	if e.Requests > 0 {
+		fmt.Fprintf(&b, ", %s %s", group(e.Requests), plural(e.Requests, "request", "requests"))
+	}
+	if e.CostReported {
+		fmt.Fprintf(&b, ", cost %s", FormatUSD(e.CostUSD))
+	}
 	if e.Elapsed > 0 {
 		fmt.Fprintf(&b, ", %s", e.Elapsed.Round(time.Second))
 	}
@@ -205,6 +214,23 @@ func usageLine(e Entry) string {
 		b.WriteString(" (estimated)")
 	}
 	return b.String()
+}
+
+// FormatUSD renders US dollars for people: cents from a dollar up
+// ("$12.30"), else up to four decimals ("$0.0042", "$0.50"), and
+// "<$0.0001" for a smaller non-zero amount.
+func FormatUSD(usd float64) string {
+	switch {
+	case usd >= 1 || usd == 0:
+		return fmt.Sprintf("$%.2f", usd)
+	case usd > 0 && usd < 0.00005:
+		return "<$0.0001"
+	}
+	s := fmt.Sprintf("%.4f", usd)
+	for strings.HasSuffix(s, "0") && len(s) > len("0.00") {
+		s = strings.TrimSuffix(s, "0")
+	}
+	return "$" + s
 }
 
 func plural(n int64, one, many string) string {

@@ -58,6 +58,13 @@ func TestRenderEntry(t *testing.T) {
 			Note: "\nThe user steered: \"use sqlite\"\n",
 		}},
 		{"entry-minimal.md", Entry{Iteration: 1, Phase: "initializer"}},
+		// Claude Code: a cost; a backend that does not count requests
+		// (Requests 0) has the figure left out, not shown as 0.
+		{"entry-cost.md", Entry{
+			Iteration: 5, Phase: "execution", Decision: "continue", Summary: "Done.",
+			InputTokens: 500, CachedInputTokens: 400, OutputTokens: 50,
+			CostUSD: 0.0123, CostReported: true, Elapsed: 3 * time.Second,
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -67,6 +74,20 @@ func TestRenderEntry(t *testing.T) {
 			}
 			golden(t, c.name, got)
 		})
+	}
+}
+
+func TestFormatUSD(t *testing.T) {
+	for _, c := range []struct {
+		usd  float64
+		want string
+	}{
+		{0, "$0.00"}, {1.234, "$1.23"}, {12.3, "$12.30"}, {0.5, "$0.50"}, {0.0042, "$0.0042"},
+		{0.01234, "$0.0123"}, {0.00001, "<$0.0001"}, {0.99999, "$1.00"},
+	} {
+		if got := FormatUSD(c.usd); got != c.want {
+			t.Errorf("FormatUSD(%v) = %q, want %q", c.usd, got, c.want)
+		}
 	}
 }
 

@@ -23,7 +23,19 @@ func TestAgentFlagsOnResume(t *testing.T) {
 		{"a new program only", []string{"--agent-bin", "/usr/bin/claude"}, claude,
 			harness.Agent{Kind: "claude", Bin: "/usr/bin/claude", Model: "sonnet"}, ""},
 		{"openai to claude drops the openai settings and GRUB_MODEL", []string{"--agent", "claude"}, openai,
-			harness.Agent{Kind: "claude"}, ""},
+			harness.Agent{Kind: "claude", StallTimeoutSeconds: 300}, ""},
+		{"agent args replace those recorded", []string{"--agent-args", `--permission-mode plan --append-system-prompt 'be brief'`},
+			harness.Agent{Kind: "claude", Args: []string{"--verbose"}},
+			harness.Agent{Kind: "claude", Args: []string{"--permission-mode", "plan", "--append-system-prompt", "be brief"}}, ""},
+		{"empty agent args remove them", []string{"--agent-args", ""}, harness.Agent{Kind: "codex", Args: []string{"-c", "x=1"}},
+			harness.Agent{Kind: "codex"}, ""},
+		{"a new stall timeout", []string{"--stall-timeout", "90s"}, harness.Agent{Kind: "codex", StallTimeoutSeconds: 300},
+			harness.Agent{Kind: "codex", StallTimeoutSeconds: 90}, ""},
+		{"unbalanced quote in agent args", []string{"--agent-args", `-c 'x=1`}, claude, harness.Agent{}, `--agent-args "-c 'x=1": a single quote (') is not closed`},
+		{"agent args for openai", []string{"--agent-args", "-x"}, openai, harness.Agent{}, "--agent-args does not apply to --agent openai (it is for --agent claude or codex)"},
+		{"agent args for command", []string{"--agent-args", "-x"}, harness.Agent{Kind: "command", Command: "a"}, harness.Agent{}, "--agent-args does not apply to --agent command"},
+		{"stall timeout for openai", []string{"--stall-timeout", "1m"}, openai, harness.Agent{}, "--stall-timeout does not apply to --agent openai"},
+		{"stall timeout below a second", []string{"--stall-timeout", "500ms"}, claude, harness.Agent{}, "--stall-timeout 500ms: use whole seconds of at least 1s"},
 		{"claude to openai takes GRUB_MODEL and OPENAI_BASE_URL", []string{"--agent", "openai"}, claude,
 			harness.Agent{Kind: "openai", Model: "gpt-4.1", BaseURL: "http://127.0.0.1:9/v1", MaxRequests: 64, ContextWindow: 128000, RequestTimeoutSeconds: 600}, ""},
 		{"agent-cmd alone switches to command", []string{"--agent-cmd", "my-agent"}, claude,
@@ -52,7 +64,7 @@ func TestAgentFlagsOnResume(t *testing.T) {
 				}
 				return
 			}
-			if applyErr != nil || got != tt.want {
+			if applyErr != nil || !harness.SameAgent(got, tt.want) {
 				t.Fatalf("got %+v, %v; want %+v", got, applyErr, tt.want)
 			}
 		})

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -106,6 +107,10 @@ type configOpenAI struct {
 type configProgram struct {
 	Found bool   `json:"found"`
 	Path  string `json:"path,omitempty"`
+	// StallTimeoutSeconds is the --stall-timeout a new task gets.
+	StallTimeoutSeconds int64 `json:"stallTimeoutSeconds"`
+	// ReportsCost says whether the program reports cost (--cost-budget).
+	ReportsCost bool `json:"reportsCost"`
 }
 
 func configRun(opts *ConfigOptions) error {
@@ -140,6 +145,8 @@ func configRun(opts *ConfigOptions) error {
 		if path, err := opts.LookPath(name); err == nil {
 			*p = configProgram{Found: true, Path: path}
 		}
+		p.StallTimeoutSeconds = int64(DefaultStallTimeout / time.Second)
+		p.ReportsCost = reportsCost(harness.AgentKind(name))
 	}
 	sb, err := resolveSandbox(harness.Sandbox{}, harness.AgentOpenAI, store.Root, opts.Getenv, opts.Landlock)
 	if err != nil {
@@ -194,8 +201,13 @@ func printConfig(opts *ConfigOptions, c configOutput) error {
 		if p.prog.Found {
 			where = p.prog.Path
 		}
-		row("  "+p.name, where)
+		cost := "reports no cost"
+		if p.prog.ReportsCost {
+			cost = "reports cost (--cost-budget)"
+		}
+		row("  "+p.name, fmt.Sprintf("%s; %s; stall timeout %s", where, cost, harness.FormatSeconds(p.prog.StallTimeoutSeconds)))
 	}
+	row("  agent args", "none unless --agent-args '…' (appended to the claude or codex command line)")
 	s := c.Sandbox
 	abi := "none (no Landlock: commands run without a sandbox)"
 	if s.LandlockABI > 0 {

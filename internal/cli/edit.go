@@ -137,6 +137,11 @@ func editRun(opts *EditOptions) error {
 	if st.Status == harness.StatusComplete {
 		return usageErrorf("task %s is complete, so its goal and limits can no longer change; start a new task with: grub start \"<goal>\"", id)
 	}
+	if b := opts.Limits.CostBudgetUSD; b != nil {
+		if err := checkCostBudget(*b, st.Agent.Kind); err != nil {
+			return err
+		}
+	}
 	goal, err = editedGoal(opts, st, goal, goalGiven)
 	if err != nil {
 		return err

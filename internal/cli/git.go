@@ -17,7 +17,8 @@ import (
 type gitCommitter struct{ repo *gitx.Repo }
 
 func (g gitCommitter) Commit(ctx context.Context, c controller.Commit) (controller.CommitReport, error) {
-	done, err := g.repo.CommitTurn(ctx, gitx.Turn{TaskID: c.TaskID, Iteration: c.Iteration, Feature: c.Feature, Summary: c.Summary, Status: c.Status})
+	done, err := g.repo.CommitTurn(ctx, gitx.Turn{TaskID: c.TaskID, Iteration: c.Iteration, Feature: c.Feature, Summary: c.Summary, Status: c.Status,
+		CostUSD: c.Usage.CostUSD, CostReported: c.Usage.CostReported})
 	rep := controller.CommitReport{MaxSize: gitx.MaxFileSize}
 	for _, f := range done.LeftOut {
 		rep.LeftOut = append(rep.LeftOut, controller.LeftOutFile{Path: f.Path, Size: f.Size})

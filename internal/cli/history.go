@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/grub-dev/grub/harness"
 	"github.com/grub-dev/grub/schemas"
+	"github.com/grub-dev/grub/templates"
 )
 
 // HistoryOptions are the inputs of grub history.
@@ -28,7 +30,8 @@ func NewCmdHistory(f *Factory, runF func(*HistoryOptions) error) *cobra.Command 
 		Use:   "history [<id>]",
 		Short: "List a task's turns from git history",
 		Long: `List the turns of a task as grub committed them: one row per commit, with the
-commit, time, iteration, feature, status after the turn and summary. It
+commit, time, iteration, feature, status after the turn, cost (when the
+backend reported one: the Grub-Cost trailer) and summary. It
 reads the repository directly (no git binary needed) and keeps the commits
 whose Grub-Task trailer names the task, oldest first.
 
@@ -58,6 +61,7 @@ type historyTurn struct {
 	Feature   string    `json:"feature,omitempty"`
 	Status    string    `json:"status"`
 	Summary   string    `json:"summary"`
+	CostUSD   *float64  `json:"costUSD,omitempty"`
 }
 
 func historyRun(opts *HistoryOptions) error {
@@ -79,7 +83,7 @@ func historyRun(opts *HistoryOptions) error {
 	out := historyOutput{Task: id, Turns: []historyTurn{}}
 	for _, e := range entries {
 		out.Turns = append(out.Turns, historyTurn{Commit: e.Commit, Time: e.Time.UTC(), Iteration: e.Iteration,
-			Feature: e.Feature, Status: e.Status, Summary: e.Summary})
+			Feature: e.Feature, Status: e.Status, Summary: e.Summary, CostUSD: e.CostUSD})
 	}
 	if opts.JSON {
 		return writeJSON(opts.IO.Out, schemas.HistoryOutput, out)
@@ -88,11 +92,26 @@ func historyRun(opts *HistoryOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "task %s has no commits yet (it ran with --no-commit, or has not finished a turn)\n", id)
 		return nil
 	}
+	// The COST column is there when some turn's backend reported a cost.
+	costs := slices.ContainsFunc(out.Turns, func(t historyTurn) bool { return t.CostUSD != nil })
+	cost := func(t historyTurn) string {
+		switch {
+		case !costs:
+			return ""
+		case t.CostUSD == nil:
+			return "-\t"
+		}
+		return templates.FormatUSD(*t.CostUSD) + "\t"
+	}
 	tw := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "COMMIT\tTIME\tTURN\tFEATURE\tSTATUS\tSUMMARY")
+	header := "COMMIT\tTIME\tTURN\tFEATURE\tSTATUS\t"
+	if costs {
+		header += "COST\t"
+	}
+	fmt.Fprintln(tw, header+"SUMMARY")
 	for _, t := range out.Turns {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", short(t.Commit), t.Time.Format(time.DateTime), t.Iteration,
-			orDash(oneLine(t.Feature, 0)), oneLine(t.Status, 0), oneLine(t.Summary, 60))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s%s\n", short(t.Commit), t.Time.Format(time.DateTime), t.Iteration,
+			orDash(oneLine(t.Feature, 0)), oneLine(t.Status, 0), cost(t), oneLine(t.Summary, 60))
 	}
 	return tw.Flush()
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"math"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,6 +20,7 @@ type limitFlags struct {
 	maxIter, maxFail, maxInitFail, maxBlocked int
 	minFeatures, maxFeatures                  int // start only
 	tokenBudget                               int64
+	costBudget                                float64 // US dollars
 	timeBudget, turnTimeout, initTimeout      time.Duration
 }
 
@@ -30,6 +32,7 @@ func (l *limitFlags) register(cmd *cobra.Command) {
 		fl.IntVar(&l.maxInitFail, "max-init-fail", 0, "set the limit of consecutive failed initializer turns")
 		fl.IntVar(&l.maxBlocked, "max-blocked", 0, "set how many blocked reports in a row grub accepts as blocked")
 		fl.Int64Var(&l.tokenBudget, "token-budget", 0, "set the token budget (0 = none)")
+		fl.Float64Var(&l.costBudget, "cost-budget", 0, "set the cost budget in US dollars, e.g. 5 or 12.50 (0 = none; claude only)")
 		fl.DurationVar(&l.timeBudget, "time-budget", 0, "set the time budget, e.g. 45m or 2h (0 = none)")
 		fl.DurationVar(&l.turnTimeout, "turn-timeout", 0, "set the longest one agent turn may run, e.g. 45m")
 		fl.DurationVar(&l.initTimeout, "init-timeout", 0, "set the longest init.sh or a verify command may run, e.g. 10m")
@@ -41,6 +44,7 @@ func (l *limitFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&l.maxInitFail, "max-init-fail", d.MaxInitializerFailures, "consecutive failed initializer turns that end the task as failed")
 	fl.IntVar(&l.maxBlocked, "max-blocked", d.MaxBlocked, "consecutive blocked reports before grub accepts that the task is blocked")
 	fl.Int64Var(&l.tokenBudget, "token-budget", 0, "tokens the task may spend (input - cached input + output); 0 = no budget")
+	fl.Float64Var(&l.costBudget, "cost-budget", 0, "US dollars the task may spend, as the backend reports cost (claude only), e.g. 5 or 12.50; 0 = no budget")
 	fl.DurationVar(&l.timeBudget, "time-budget", 0, "wall-clock time the task may run, e.g. 45m or 3h; 0 = no budget")
 	fl.IntVar(&l.minFeatures, "min-features", d.MinFeatures, "the fewest features the initializer may plan")
 	fl.IntVar(&l.maxFeatures, "max-features", d.MaxFeatures, "the most features the initializer may plan")
@@ -105,6 +109,12 @@ func (l *limitFlags) changes(cmd *cobra.Command) (harness.LimitChanges, error) {
 			return c, usageErrorf("--token-budget %d: the budget cannot be negative; %s", l.tokenBudget, none)
 		}
 		c.TokenBudget = &l.tokenBudget
+	}
+	if given("cost-budget") {
+		if l.costBudget < 0 || math.IsNaN(l.costBudget) || math.IsInf(l.costBudget, 0) {
+			return c, usageErrorf("--cost-budget %v: give US dollars, e.g. 5 or 12.50; 0 means none", l.costBudget)
+		}
+		c.CostBudgetUSD = &l.costBudget
 	}
 	if given("time-budget") {
 		secs, err := wholeSeconds(l.timeBudget)

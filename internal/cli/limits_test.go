@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/grub-dev/grub/harness"
@@ -26,6 +27,10 @@ func TestStartLimitFlags(t *testing.T) {
 		{args: []string{"--token-budget", "-1"}, wantErr: "--token-budget -1: the budget cannot be negative; 0 means none"},
 		{args: []string{"--time-budget", "1500ms"}, wantErr: "--time-budget 1.5s: use whole seconds, e.g. 90s, 45m or 2h"},
 		{args: []string{"--init-timeout", "0"}, wantErr: "--init-timeout 0s: use whole seconds of at least 1s, e.g. 90s or 30m"},
+		{args: []string{"--cost-budget", "-1"}, wantErr: "--cost-budget -1: give US dollars, e.g. 5 or 12.50; 0 means none"},
+		{args: []string{"--cost-budget", "NaN"}, wantErr: "--cost-budget NaN: give US dollars, e.g. 5 or 12.50; 0 means none"},
+		{args: []string{"--cost-budget", "0"}, want: harness.DefaultLimits()}, // no budget: fine for any backend
+		{args: []string{"--cost-budget", "5"}, wantErr: "--cost-budget needs a backend that reports cost: claude; openai/codex/command report none (the task's agent is command): use --token-budget instead"},
 	}
 	for _, tt := range tests {
 		var got *StartOptions
@@ -41,5 +46,33 @@ func TestStartLimitFlags(t *testing.T) {
 		case got.Limits != tt.want:
 			t.Errorf("%q: limits %+v, want %+v", tt.args, got.Limits, tt.want)
 		}
+	}
+}
+
+// Only a backend that reports cost can have a cost budget.
+func TestCostBudgetNeedsABackendThatReportsCost(t *testing.T) {
+	for _, k := range agentKinds {
+		if got, want := reportsCost(k), k == harness.AgentClaude; got != want {
+			t.Errorf("reportsCost(%s) = %v, want %v", k, got, want)
+		}
+		err := checkCostBudget(1.5, k)
+		if (err == nil) != reportsCost(k) {
+			t.Errorf("checkCostBudget(1.5, %s) = %v", k, err)
+		}
+		if err != nil && ExitCode(err) != ExitUsage {
+			t.Errorf("checkCostBudget(1.5, %s): exit %d, want %d", k, ExitCode(err), ExitUsage)
+		}
+		if err := checkCostBudget(0, k); err != nil {
+			t.Errorf("no budget for %s: %v", k, err)
+		}
+	}
+	var got *StartOptions
+	err := runCmd(t, NewCmdStart(testFactory(), func(o *StartOptions) error { got = o; return nil }), []string{"goal", "--agent", "claude", "--cost-budget", "2.5"})
+	if err != nil || got.Limits.CostBudgetUSD != 2.5 {
+		t.Fatalf("start --agent claude --cost-budget 2.5: %v", err)
+	}
+	err = runCmd(t, NewCmdStart(testFactory(), func(o *StartOptions) error { return nil }), []string{"goal", "--agent", "codex", "--cost-budget", "2.5"})
+	if err == nil || !strings.Contains(err.Error(), "(the task's agent is codex)") {
+		t.Fatalf("start --agent codex --cost-budget 2.5: %v", err)
 	}
 }

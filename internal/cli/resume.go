@@ -108,6 +108,9 @@ func resumeRun(opts *ResumeOptions) error {
 	if err := opts.Agent(&changed); err != nil {
 		return err
 	}
+	if err := checkCostBudget(mergedLimits(st.Limits, opts.Limits).CostBudgetUSD, changed.Kind); err != nil {
+		return err
+	}
 	sb := st.Sandbox
 	sb.Allow, sb.PassEnv = slices.Clone(sb.Allow), slices.Clone(sb.PassEnv)
 	if opts.Sandbox != nil {
@@ -118,7 +121,7 @@ func resumeRun(opts *ResumeOptions) error {
 	if _, err := resolveSandbox(sb, changed.Kind, store.Root, opts.Getenv, opts.Landlock); err != nil {
 		return err
 	}
-	if changed != st.Agent || !sameSandbox(sb, st.Sandbox) {
+	if !harness.SameAgent(changed, st.Agent) || !sameSandbox(sb, st.Sandbox) {
 		// Changing the agent is a state change: make it under the lock, on
 		// the state as it is then.
 		lock, err := store.Lock(id)

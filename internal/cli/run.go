@@ -37,7 +37,13 @@ type agentFlags struct {
 	MaxRequests    int
 	ContextWindow  int
 	RequestTimeout time.Duration
+	Args           string // --agent-args, a shell word list
+	StallTimeout   time.Duration
 }
+
+// DefaultStallTimeout is how long claude or codex may go on reporting
+// errors without progress before grub fails the turn (--stall-timeout).
+const DefaultStallTimeout = 5 * time.Minute
 
 func (a *agentFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
@@ -49,6 +55,8 @@ func (a *agentFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&a.MaxRequests, "max-requests", backend.DefaultMaxRequests, "with --agent openai: the most model requests in one turn")
 	fl.IntVar(&a.ContextWindow, "context-window", backend.DefaultContextWindow, "with --agent openai: the model's context window in tokens; old tool output is elided above 80% of it")
 	fl.DurationVar(&a.RequestTimeout, "request-timeout", llm.DefaultRequestTimeout, "with --agent openai: how long one model request may take before it is retried")
+	fl.StringVar(&a.Args, "agent-args", "", `with --agent claude or codex: arguments appended to the program's command line, written as in a shell (quotes and backslashes; nothing expanded), e.g. --agent-args '-c model_provider=local'`)
+	fl.DurationVar(&a.StallTimeout, "stall-timeout", DefaultStallTimeout, "with --agent claude or codex: fail the turn when the program has reported only errors, without progress, for this long")
 }
 
 // runFlags are how a command that runs a task in the foreground (start,
@@ -122,6 +130,19 @@ func (a *agentFlags) apply(cmd *cobra.Command, s *harness.Agent, getenv func(str
 		}
 		s.RequestTimeoutSeconds = int64(a.RequestTimeout / time.Second)
 	}
+	if set("agent-args") {
+		words, err := splitWords(a.Args)
+		if err != nil {
+			return usageErrorf("--agent-args %q: %v", a.Args, err)
+		}
+		s.Args = words
+	}
+	if set("stall-timeout") {
+		if a.StallTimeout < time.Second || a.StallTimeout%time.Second != 0 {
+			return usageErrorf("--stall-timeout %s: use whole seconds of at least 1s, e.g. 90s or 5m", a.StallTimeout)
+		}
+		s.StallTimeoutSeconds = int64(a.StallTimeout / time.Second)
+	}
 	if err := checkAgentFlags(fl, s.Kind); err != nil {
 		return err
 	}
@@ -149,6 +170,8 @@ var agentOnlyFlags = map[string][]harness.AgentKind{
 	"max-requests":    {harness.AgentOpenAI},
 	"context-window":  {harness.AgentOpenAI},
 	"request-timeout": {harness.AgentOpenAI},
+	"agent-args":      {harness.AgentClaude, harness.AgentCodex},
+	"stall-timeout":   {harness.AgentClaude, harness.AgentCodex},
 	"model":           {harness.AgentOpenAI, harness.AgentClaude, harness.AgentCodex},
 }
 
@@ -188,10 +211,11 @@ func newAgent(s harness.Agent, root string, getenv func(string) string, sb agent
 		if err != nil {
 			return nil, err
 		}
+		stall := time.Duration(s.StallTimeoutSeconds) * time.Second
 		if s.Kind == harness.AgentClaude {
-			return backend.NewClaude(backend.ClaudeConfig{Bin: bin, Model: s.Model, Wrap: sb.Wrap}), nil
+			return backend.NewClaude(backend.ClaudeConfig{Bin: bin, Model: s.Model, Wrap: sb.Wrap, ExtraArgs: s.Args, StallTimeout: stall}), nil
 		}
-		return backend.NewCodex(backend.CodexConfig{Bin: bin, Model: s.Model, Wrap: sb.Wrap}), nil
+		return backend.NewCodex(backend.CodexConfig{Bin: bin, Model: s.Model, Wrap: sb.Wrap, ExtraArgs: s.Args, StallTimeout: stall}), nil
 	case harness.AgentOpenAI:
 		client, err := llm.New(llm.Config{BaseURL: s.BaseURL, APIKey: getenv("OPENAI_API_KEY"), Model: s.Model,
 			RequestTimeout: time.Duration(s.RequestTimeoutSeconds) * time.Second})
@@ -202,6 +226,32 @@ func newAgent(s harness.Agent, root string, getenv func(string) string, sb agent
 			ShellWrap: sb.Wrap, ShellEnv: sb.ShellEnv}), nil
 	}
 	return nil, fmt.Errorf("agent backend %q is not available in this build", s.Kind)
+}
+
+// agentKinds are the backends, in the order messages list them.
+var agentKinds = []harness.AgentKind{harness.AgentOpenAI, harness.AgentClaude, harness.AgentCodex, harness.AgentCommand}
+
+// reportsCost tells whether a backend reports what the provider charged
+// (agent.Usage.CostReported): Claude Code prints total_cost_usd; the
+// built-in agent, Codex and a command report tokens only.
+func reportsCost(k harness.AgentKind) bool { return k == harness.AgentClaude }
+
+// checkCostBudget refuses a cost budget for a backend that reports no
+// cost: it could never be reached.
+func checkCostBudget(budgetUSD float64, k harness.AgentKind) error {
+	if budgetUSD <= 0 || reportsCost(k) {
+		return nil
+	}
+	var yes, no []string
+	for _, kind := range agentKinds {
+		if reportsCost(kind) {
+			yes = append(yes, string(kind))
+		} else {
+			no = append(no, string(kind))
+		}
+	}
+	return usageErrorf("--cost-budget needs a backend that reports cost: %s; %s report none (the task's agent is %s): use --token-budget instead",
+		strings.Join(yes, ", "), strings.Join(no, "/"), k)
 }
 
 // agentProgram finds the claude or codex program before any turn runs: a

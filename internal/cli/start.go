@@ -114,6 +114,9 @@ func NewCmdStart(f *Factory, runF func(*StartOptions) error) *cobra.Command {
 			if err := af.apply(cmd, &opts.Agent, opts.Getenv); err != nil {
 				return err
 			}
+			if err := checkCostBudget(opts.Limits.CostBudgetUSD, opts.Agent.Kind); err != nil {
+				return err
+			}
 			if err := sf.apply(cmd, &opts.Sandbox); err != nil {
 				return err
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/grub-dev/grub/harness"
 	"github.com/grub-dev/grub/schemas"
+	"github.com/grub-dev/grub/templates"
 	"github.com/spf13/cobra"
 )
 
@@ -246,6 +247,9 @@ func printStatus(w io.Writer, v *taskView, now time.Time) error {
 		tokens += ", partly estimated"
 	}
 	fw.field("tokens", tokens)
+	if line := costLine(st); line != "" {
+		fw.field("cost", line)
+	}
 
 	elapsed := harness.FormatSeconds(st.Usage.TimeUsedSeconds)
 	if b := st.Limits.TimeBudgetSeconds; b > 0 {
@@ -255,6 +259,9 @@ func printStatus(w io.Writer, v *taskView, now time.Time) error {
 	}
 	fw.field("time", elapsed)
 	fw.field("sandbox", v.Sandbox.line())
+	if a := st.Agent.Args; len(a) > 0 {
+		fw.field("agent args", shellQuote(a))
+	}
 
 	if d := st.LastDecision; d != nil {
 		line := string(d.Status)
@@ -297,4 +304,22 @@ func printStatus(w io.Writer, v *taskView, now time.Time) error {
 // local zone, unless a test injected another clock).
 func clockTime(now, t time.Time) string {
 	return t.In(now.Location()).Format("2006-01-02 15:04:05 MST")
+}
+
+// costLine is the status's cost line: what the backend reported against
+// the cost budget; "" when neither is there.
+func costLine(st *harness.State) string {
+	b := st.Limits.CostBudgetUSD
+	if st.Usage.CostUSD == nil && b == 0 {
+		return ""
+	}
+	spent := 0.0
+	if st.Usage.CostUSD != nil {
+		spent = *st.Usage.CostUSD
+	}
+	line := templates.FormatUSD(spent)
+	if b > 0 {
+		return line + fmt.Sprintf(" of %s (%d%%)", templates.FormatUSD(b), int(spent*100/b))
+	}
+	return line + " (no budget)"
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,6 +30,10 @@ type Turn struct {
 	Summary   string // the agent's summary; may be long or span lines
 	Status    string // the task status after the turn
 	When      time.Time
+	// CostUSD is what the provider charged for the turn, written as the
+	// Grub-Cost trailer when the backend reported it (CostReported).
+	CostUSD      float64
+	CostReported bool
 }
 
 // Trailer keys of a turn commit. History reads them back.
@@ -37,6 +42,7 @@ const (
 	TrailerIteration = "Grub-Iteration"
 	TrailerFeature   = "Grub-Feature"
 	TrailerStatus    = "Grub-Status"
+	TrailerCost      = "Grub-Cost" // US dollars, a plain decimal: 0.0123
 )
 
 // MaxFileSize is the largest file a commit takes in: a bigger one (a
@@ -108,8 +114,10 @@ func (r *Repo) InitialCommit(ctx context.Context, msg string) (Committed, error)
 //	Grub-Iteration: <n>
 //	Grub-Feature: <feature>
 //	Grub-Status: <status>
+//	Grub-Cost: <US dollars>
 //
-// The feature and its trailer are left out when empty. Control characters
+// The feature and its trailer are left out when empty, the cost when the
+// backend reported none. Control characters
 // in the agent's text are escaped (termsafe): on one line in the subject
 // and the trailers, with newlines and tabs kept in the body.
 func TurnMessage(t Turn) string {
@@ -148,6 +156,9 @@ func TurnMessage(t Turn) string {
 		fmt.Fprintf(&b, "%s: %s\n", TrailerFeature, feature)
 	}
 	fmt.Fprintf(&b, "%s: %s\n", TrailerStatus, status)
+	if t.CostReported {
+		fmt.Fprintf(&b, "%s: %s\n", TrailerCost, strconv.FormatFloat(t.CostUSD, 'f', -1, 64))
+	}
 	return b.String()
 }
 

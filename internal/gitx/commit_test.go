@@ -230,6 +230,18 @@ func TestTurnMessage(t *testing.T) {
 			wantTrailer: "Grub-Task: ab12cd34\nGrub-Iteration: 4\nGrub-Status: running\n",
 		},
 		{
+			name:        "cost",
+			turn:        Turn{TaskID: "ab12cd34", Iteration: 6, Feature: "F-2", Summary: "ok", Status: "running", CostUSD: 0.0123, CostReported: true},
+			wantSubject: "grub(ab12cd34) #6 F-2: ok",
+			wantTrailer: "Grub-Task: ab12cd34\nGrub-Iteration: 6\nGrub-Feature: F-2\nGrub-Status: running\nGrub-Cost: 0.0123\n",
+		},
+		{
+			name:        "cost reported as zero",
+			turn:        Turn{TaskID: "ab12cd34", Iteration: 7, Summary: "ok", Status: "running", CostReported: true},
+			wantSubject: "grub(ab12cd34) #7: ok",
+			wantTrailer: "Grub-Task: ab12cd34\nGrub-Iteration: 7\nGrub-Status: running\nGrub-Cost: 0\n",
+		},
+		{
 			name:        "newlines in fields",
 			turn:        Turn{TaskID: "ab12cd34", Iteration: 5, Feature: "F-1\nX", Summary: "ok", Status: "running\n"},
 			wantSubject: "grub(ab12cd34) #5 F-1 X: ok",
@@ -265,7 +277,23 @@ func TestTurnMessage(t *testing.T) {
 				e.Status != oneLine(tt.turn.Status) || e.Summary != wantSummary {
 				t.Errorf("parseTurn = %+v, want the turn %+v back", e, tt.turn)
 			}
+			switch {
+			case tt.turn.CostReported && (e.CostUSD == nil || *e.CostUSD != tt.turn.CostUSD):
+				t.Errorf("parseTurn cost = %v, want %v", e.CostUSD, tt.turn.CostUSD)
+			case !tt.turn.CostReported && e.CostUSD != nil:
+				t.Errorf("parseTurn cost = %v, want none", *e.CostUSD)
+			}
 		})
+	}
+}
+
+func TestParseTurnIgnoresABadCost(t *testing.T) {
+	t.Parallel()
+	for _, cost := range []string{"", "abc", "-1", "NaN", "+Inf", "$1.00"} {
+		e, ok := parseTurn("grub(ab12cd34) #1: x\n\nGrub-Task: ab12cd34\nGrub-Iteration: 1\nGrub-Status: running\nGrub-Cost: " + cost + "\n")
+		if !ok || e.CostUSD != nil {
+			t.Errorf("Grub-Cost %q: parseTurn = %+v, %v; want the turn without a cost", cost, e, ok)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package gitx
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -21,6 +22,8 @@ type HistoryEntry struct {
 	Feature   string    `json:"feature,omitempty"`
 	Status    string    `json:"status"`
 	Summary   string    `json:"summary"`
+	// CostUSD is the Grub-Cost trailer: what the turn cost; nil without one.
+	CostUSD *float64 `json:"costUSD,omitempty"`
 }
 
 // History walks the history reachable from HEAD and returns the commits
@@ -86,6 +89,9 @@ func parseTurn(msg string) (e HistoryEntry, ok bool) {
 	e.Iteration = n
 	e.Feature = trailers[TrailerFeature]
 	e.Status = trailers[TrailerStatus]
+	if usd, err := strconv.ParseFloat(trailers[TrailerCost], 64); err == nil && usd >= 0 && !math.IsInf(usd, 0) {
+		e.CostUSD = &usd
+	}
 	if body := paras[1 : len(paras)-1]; len(body) > 0 {
 		e.Summary = strings.Join(body, "\n\n") // the full summary
 		return e, true
