@@ -99,8 +99,13 @@ func (w *workspace) check() error {
 
 // target is a path a tool may use.
 type target struct {
-	abs string // absolute, symlinks resolved: what the tool opens
+	abs string // absolute, symlinks resolved: what walks start from
 	rel string // for messages: slash-separated and relative to the workspace root, or abs outside it
+	// base and local are how the file tools reach it (openParent): base is
+	// the folder opened as an os.Root (the resolved workspace root, or the
+	// parent of the spill folder when that lies outside), local the path
+	// below it, slash-separated, with no link in it when resolve checked.
+	base, local string
 }
 
 // resolve confines the model's path p and resolves its symlinks.
@@ -155,8 +160,11 @@ func (w *workspace) resolve(p string, a access) (target, error) {
 		return target{}, mistakef("cannot resolve %s: %v", p, err)
 	}
 	rel, inside := within(w.real, real)
+	base, local := w.real, rel
 	if !inside && a == readAccess && w.spillReal != "" {
 		if _, ok := within(w.spillReal, real); ok {
+			base = filepath.Dir(w.spillReal)
+			local, _ = within(base, real)
 			inside, rel = true, real
 		}
 	}
@@ -166,7 +174,7 @@ func (w *workspace) resolve(p string, a access) (target, error) {
 	if msg, ok := w.protectedReason(real); ok {
 		return target{}, mistakef("refused: %s", msg)
 	}
-	return target{abs: real, rel: filepath.ToSlash(rel)}, nil
+	return target{abs: real, rel: filepath.ToSlash(rel), base: base, local: filepath.ToSlash(local)}, nil
 }
 
 // inSpill reports whether p lies in the spill folder configured outside

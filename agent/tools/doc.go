@@ -24,8 +24,28 @@
 // agent can replace them with links from its shell. The outside spill
 // folder is known by its parent's real path, resolved once when the tools
 // are built, so a link planted in its place later never widens what may be
-// read. Files are opened without following a link put in place of the
-// checked one. The protected files of every task's harness folder
+// read.
+//
+// resolve only checks a path; the tools never use it by name afterwards,
+// since the agent's shell (or a process it left running for the turn) can
+// swap a folder on the way for a link between the check and the use.
+// read_file, write_file and edit_file reach the file through an os.Root
+// opened on the workspace root (or the outside spill folder's parent),
+// entering the checked path one folder at a time (inroot.go): each must be
+// a real folder, no link even one staying inside, and the very folder
+// opened, checked again after the opening, or the call is refused as
+// swapped. The file is opened in its folder's root and checked the same
+// way, and written with atomicfile.WriteFileIn in that root: the temp file
+// created O_EXCL, renamed over the name (a link swapped in there is
+// replaced, never written through). edit_file reads and writes through the
+// same root. So a write never leaves the workspace, never reaches a
+// protected file or passes through grub's own folders by a link swapped in
+// since the check. (A folder moved whole after it was entered takes the
+// write with it, as any open folder does: nothing the shell cannot do by
+// moving folders itself.) list_files, glob and grep still walk by path and open
+// files without following a link in place of the last element (reads are
+// not confined by the sandbox anyway: the shell can read them). The
+// protected files of every task's harness folder
 // (<TasksDir>/<id>/<name> for each name in Config.Protected, the names the
 // harness package gives) can be neither read nor written, and list_files,
 // glob and grep do not enter the task folders' Config.Skipped folders
@@ -56,5 +76,5 @@
 //
 // tools may import the standard library, internal/proc and
 // internal/atomicfile (the one atomic writer, used by write_file and
-// edit_file) only.
+// edit_file through WriteFileIn) only.
 package tools

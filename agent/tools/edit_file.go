@@ -63,14 +63,16 @@ func (t *EditFileTool) run(ctx context.Context, args json.RawMessage) (string, e
 	case p.OldString == p.NewString:
 		return "", mistakef("old_string and new_string are the same, so the edit would change nothing; give the new text in new_string")
 	}
-	f, err := openRegular(tg, "edit_file")
+	// The file is read and written back through the same root, opened on
+	// its folder: the write never follows a link swapped in since.
+	dir, name, err := openParent(tg, false, "read")
 	if err != nil {
 		return "", err
 	}
-	fi, err := f.Stat()
+	defer dir.Close()
+	f, fi, err := openRegularIn(dir, name, tg, "edit_file")
 	if err != nil {
-		f.Close()
-		return "", mistakef("cannot read %s: %v", tg.rel, err)
+		return "", err
 	}
 	if fi.Size() > MaxEditBytes {
 		f.Close()
@@ -97,7 +99,7 @@ func (t *EditFileTool) run(ctx context.Context, args json.RawMessage) (string, e
 	} else {
 		content = strings.Replace(content, p.OldString, p.NewString, 1)
 	}
-	if err := atomicfile.WriteFile(tg.abs, []byte(content), fi.Mode().Perm()); err != nil {
+	if err := atomicfile.WriteFileIn(dir, name, []byte(content), fi.Mode().Perm()); err != nil {
 		return "", mistakef("cannot write %s: %v", tg.rel, err)
 	}
 	if n == 1 {

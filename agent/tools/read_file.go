@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"unicode/utf8"
 )
@@ -57,7 +56,7 @@ func (t *ReadFileTool) run(ctx context.Context, args json.RawMessage) (string, e
 	if err != nil {
 		return "", err
 	}
-	f, err := openRegular(tg, "read_file")
+	f, _, err := openRegular(tg, "read_file")
 	if err != nil {
 		return "", err
 	}
@@ -111,26 +110,4 @@ func (t *ReadFileTool) run(ctx context.Context, args json.RawMessage) (string, e
 		fmt.Fprintf(&b, "(lines %d-%d of %d in %s; end of file)", offset, last, total, tg.rel)
 	}
 	return b.String(), nil
-}
-
-// openRegular opens the file at tg for reading, refusing with a model
-// mistake what does not exist, a folder and anything that is not a plain
-// file (a FIFO would block the read).
-func openRegular(tg target, tool string) (*os.File, error) {
-	fi, err := os.Stat(tg.abs)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return nil, mistakef("%s does not exist; find files with glob or list_files", tg.rel)
-	case err != nil:
-		return nil, mistakef("cannot read %s: %v", tg.rel, err)
-	case fi.IsDir():
-		return nil, mistakef("%s is a folder, not a file; list it with list_files", tg.rel)
-	case !fi.Mode().IsRegular():
-		return nil, mistakef("%s is not a regular file (%s); %s works on regular files only", tg.rel, fi.Mode().Type(), tool)
-	}
-	f, err := openNoFollow(tg.abs)
-	if err != nil {
-		return nil, mistakef("cannot read %s: %v", tg.rel, err)
-	}
-	return f, nil
 }

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 
 	"github.com/grub-dev/grub/internal/atomicfile"
 )
@@ -48,11 +46,18 @@ func (t *WriteFileTool) run(ctx context.Context, args json.RawMessage) (string, 
 	if err != nil {
 		return "", err
 	}
+	dir, name, err := openParent(tg, true, "write")
+	if err != nil {
+		return "", err
+	}
+	defer dir.Close()
 	perm, existed := fs.FileMode(0o644), false
-	fi, err := os.Stat(tg.abs)
+	fi, err := dir.Lstat(name)
 	switch {
 	case err == nil && fi.IsDir():
 		return "", mistakef("%s is a folder; give the path of a file", tg.rel)
+	case err == nil && fi.Mode()&fs.ModeSymlink != 0:
+		return "", inUseMistake(tg, &swappedError{name: tg.rel}, "")
 	case err == nil && !fi.Mode().IsRegular():
 		return "", mistakef("%s is not a regular file (%s); write_file replaces regular files only", tg.rel, fi.Mode().Type())
 	case err == nil:
@@ -60,10 +65,9 @@ func (t *WriteFileTool) run(ctx context.Context, args json.RawMessage) (string, 
 	case !errors.Is(err, fs.ErrNotExist):
 		return "", mistakef("cannot write %s: %v", tg.rel, err)
 	}
-	if err := os.MkdirAll(filepath.Dir(tg.abs), 0o755); err != nil {
-		return "", mistakef("cannot create the folder of %s: %v", tg.rel, err)
-	}
-	if err := atomicfile.WriteFile(tg.abs, []byte(p.Content), perm); err != nil {
+	// Through the folder's root: a link swapped in for the file itself is
+	// replaced by the rename, never written through.
+	if err := atomicfile.WriteFileIn(dir, name, []byte(p.Content), perm); err != nil {
 		return "", mistakef("cannot write %s: %v", tg.rel, err)
 	}
 	if existed {
