@@ -47,7 +47,9 @@ type taskView struct {
 	State *harness.State
 	// Dir is the harness folder relative to the workspace root.
 	Dir string
-	// Held reports that a live controller holds the lock; Holder says who.
+	// Held reports that a live controller (a runner) holds the lock;
+	// Holder says who. A short-lived command holding it for a moment is
+	// not a runner.
 	Held   bool
 	Holder harness.LockInfo
 	// Features is the feature list, nil when the initializer has not
@@ -92,7 +94,7 @@ func loadTaskView(store *harness.Store, st *harness.State) (*taskView, error) {
 	if err != nil {
 		return nil, err
 	}
-	v.Held, v.Holder = held, info
+	v.Held, v.Holder = held && info.Runner(), info
 
 	list, _, err := store.LoadFeatureList(st.ID)
 	var schemaErr *schemas.Error
