@@ -114,10 +114,11 @@ func statusRun(opts *StatusOptions) error {
 		}
 		return watchStatus(opts, store, id)
 	}
-	store, st, err := loadTask(opts.Store, opts.ID)
+	store, st, damaged, err := loadTaskDamaged(opts.Store, opts.ID)
 	if err != nil {
 		return err
 	}
+	warnDamaged(opts.IO.ErrOut, damaged)
 	v, err := loadTaskView(store, st)
 	if err != nil {
 		return err

@@ -3,11 +3,14 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/grub-dev/grub/featurelist"
 	"github.com/grub-dev/grub/harness"
+	"github.com/grub-dev/grub/internal/termsafe"
 	"github.com/grub-dev/grub/schemas"
 	"github.com/spf13/cobra"
 )
@@ -30,15 +33,45 @@ func openTask(open func() (*harness.Store, error), id string) (*harness.Store, s
 // loadTask opens the workspace's store, resolves id as openTask does and
 // loads that task's state.
 func loadTask(open func() (*harness.Store, error), id string) (*harness.Store, *harness.State, error) {
+	store, st, _, err := loadTaskDamaged(open, id)
+	return store, st, err
+}
+
+// loadTaskDamaged is loadTask that also returns, when id is "", the
+// workspace's damaged tasks: the most recently updated healthy task is
+// loaded whatever state the others are in.
+func loadTaskDamaged(open func() (*harness.Store, error), id string) (*harness.Store, *harness.State, []harness.DamagedTask, error) {
+	if strings.TrimSpace(id) == "" {
+		store, err := open()
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		tasks, damaged, err := store.Scan()
+		switch {
+		case err != nil:
+			return nil, nil, nil, err
+		case len(tasks) > 0:
+			return store, tasks[0], damaged, nil
+		}
+		_, err = store.Resolve("") // no healthy task: the first damaged one's error, or no tasks
+		return nil, nil, nil, err
+	}
 	store, id, err := openTask(open, id)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	st, err := store.LoadState(id)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return store, st, nil
+	return store, st, nil, nil
+}
+
+// warnDamaged says on w which tasks are damaged and how to look into them.
+func warnDamaged(w io.Writer, damaged []harness.DamagedTask) {
+	for _, d := range damaged {
+		fmt.Fprintf(w, "grub: warning: task %s is damaged (%s); run grub doctor %s\n", d.ID, termsafe.Line(d.Err.Error()), d.ID)
+	}
 }
 
 // taskView is what status and list show of one task: its state, whether a
@@ -136,7 +169,7 @@ func completeTaskIDs(f *Factory) func(*cobra.Command, []string, string) ([]cobra
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveError
 		}
-		states, err := store.List()
+		states, _, err := store.Scan()
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveError
 		}
