@@ -111,3 +111,18 @@ func TestHarnessOfTheWrongKind(t *testing.T) {
 		}
 	}
 }
+
+// issue 11: grub edit with no terminal and no $EDITOR does not start vi;
+// it is a usage error saying what to do, and nothing changes.
+func TestEditWithoutTerminalOrEditor(t *testing.T) {
+	e := newTestEnv(t)
+	e.task("0a1b2c3d", time.Hour, nil)
+	before := e.stateBytes("0a1b2c3d")
+	code, _, stderr := e.run("edit") // e.run: no terminal, empty environment, the real editor
+	if code != ExitUsage || !strings.Contains(stderr, "pass the goal as an argument") || !strings.Contains(stderr, "$EDITOR") {
+		t.Fatalf("edit = %d, %s", code, stderr)
+	}
+	if string(e.stateBytes("0a1b2c3d")) != string(before) {
+		t.Error("the state changed")
+	}
+}
