@@ -8,15 +8,34 @@ import (
 
 // applyControl takes the requests other grub processes left in control.json
 // and applies them at a turn boundary. It returns a stop for pause and stop,
-// and how many requests it took.
+// and how many requests it took (stale ones included).
 func (c *Controller) applyControl() (stop Stop, ok bool, taken int) {
 	reqs, err := c.store.TakeControl(c.st.ID)
 	if err != nil {
 		c.say("ignoring control requests: %v", err)
 		return Stop{}, false, 0
 	}
-	s, ok := c.apply(reqs)
+	s, ok := c.apply(c.fresh(reqs))
 	return s, ok, len(reqs)
+}
+
+// fresh drops the requests older than the state they would change: made
+// before this run started, or before the state.json it loaded was last
+// changed (c.since). Such a request was meant for an earlier run that
+// ended before taking it, or was queued while a short-lived command held
+// the lock; applying it now would undo what changed since (a later edit,
+// a resume after a pause). Each one dropped is said.
+func (c *Controller) fresh(reqs []harness.ControlRequest) []harness.ControlRequest {
+	var out []harness.ControlRequest
+	for _, r := range reqs {
+		if r.At.Before(c.since) {
+			c.say("dropped a %s request made at %s: it is older than this run or the task's last change (%s), so it no longer applies",
+				r.Kind, r.At.UTC().Format(time.RFC3339), c.since.UTC().Format(time.RFC3339))
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // apply applies control requests to the state, in order.
@@ -80,14 +99,15 @@ func (c *Controller) logEdit(e harness.Edit) {
 	}
 }
 
-// checkPauseNow cancels the running turn when a pause --now request waits.
+// checkPauseNow cancels the running turn when a pause --now request made
+// during this run waits (a stale one is dropped at the next boundary).
 func (c *Controller) checkPauseNow() {
 	reqs, err := c.store.PeekControl(c.st.ID)
 	if err != nil {
 		return
 	}
 	for _, r := range reqs {
-		if r.Kind == harness.ControlPauseNow {
+		if r.Kind == harness.ControlPauseNow && !r.At.Before(c.since) {
 			c.mu.Lock()
 			if c.cancelTurn != nil && !c.pauseNowReq {
 				c.pauseNowReq = true

@@ -133,6 +133,10 @@ type Controller struct {
 	progress io.Writer
 	changes  ChangeDetector
 
+	// since is when this run started, or the loaded state's updatedAt if
+	// later: a control request made before it was meant for an earlier
+	// run (or was overtaken by a direct change) and is dropped.
+	since      time.Time
 	mark       time.Time        // the last moment accounted into TimeUsedSeconds
 	carry      time.Duration    // time not yet added as a whole second
 	stateBytes []byte           // state.json as grub last wrote it
@@ -161,13 +165,16 @@ func Run(ctx context.Context, o Options) (*harness.State, error) {
 	if o.Heartbeat <= 0 {
 		o.Heartbeat = 30 * time.Second
 	}
-	lock, err := o.Store.Lock(o.TaskID)
+	// Taken before the lock: a request made once the lock is held is for
+	// this run.
+	since := o.Clock.Now()
+	lock, err := o.Store.LockRunner(o.TaskID)
 	if err != nil {
 		return nil, err
 	}
 	defer lock.Release()
 
-	c := &Controller{opts: o, store: o.Store, lock: lock, clock: o.Clock, now: o.Clock.Now, progress: o.Progress, changes: o.Changes}
+	c := &Controller{opts: o, store: o.Store, lock: lock, clock: o.Clock, now: o.Clock.Now, progress: o.Progress, changes: o.Changes, since: since}
 	if c.changes == nil {
 		c.changes = &treeFingerprint{root: o.Store.Root}
 	}
@@ -179,6 +186,9 @@ func Run(ctx context.Context, o Options) (*harness.State, error) {
 		return nil, err
 	}
 	c.st = st
+	if st.UpdatedAt.After(c.since) {
+		c.since = st.UpdatedAt
+	}
 	c.mark = c.now()
 	if st.Status == harness.StatusComplete {
 		return st, nil

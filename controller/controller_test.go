@@ -319,7 +319,7 @@ func TestControlAtTurnBoundary(t *testing.T) {
 func TestSecondRunnerIsRefused(t *testing.T) {
 	t.Parallel()
 	r := newTask(t, nil)
-	lock, err := r.store.Lock(r.id)
+	lock, err := r.store.LockRunner(r.id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,7 +66,7 @@ func TestRunEndsProcessesLeftOnRecord(t *testing.T) {
 	}
 	leftStart, _ := proc.StartTime(left.Process.Pid)
 	keptStart, _ := proc.StartTime(kept.Process.Pid)
-	l, err := r.store.Lock(r.id)
+	l, err := r.store.LockRunner(r.id)
 	if err != nil {
 		t.Fatal(err)
 	}

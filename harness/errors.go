@@ -37,7 +37,8 @@ func (e *NotFoundError) Error() string {
 	return fmt.Sprintf("no grub task %q: known tasks are %s; run grub list", e.ID, strings.Join(e.Known, ", "))
 }
 
-// LockedError is a lock held by another live controller.
+// LockedError is a lock held by another live process: a runner, or a
+// short-lived command that did not let go in time (Info.Role).
 type LockedError struct {
 	ID   string
 	Info LockInfo
@@ -54,6 +55,9 @@ func (e *LockedError) Error() string {
 	since := ""
 	if !e.Info.StartedAt.IsZero() {
 		since = ", since " + e.Info.StartedAt.Local().Format("2006-01-02 15:04:05 MST")
+	}
+	if !e.Info.Runner() {
+		return fmt.Sprintf("task %s is busy: a short-lived grub command (%s%s) holds its lock; try again in a moment", e.ID, who, since)
 	}
 	return fmt.Sprintf("task %s is already running (%s%s): use grub status %s, or grub pause/stop %s", e.ID, who, since, e.ID, e.ID)
 }

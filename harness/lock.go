@@ -10,12 +10,28 @@ import (
 	"time"
 )
 
+// LockRole says what kind of process holds a task's lock.
+type LockRole string
+
+// The holders of a task's lock. A runner (a controller: grub start, resume,
+// answer, demo) holds it for a whole run and reads control.json at every
+// turn boundary; a short-lived command (pause, stop, edit, steer, doctor,
+// the agent change of resume) holds it for a moment to change state.json
+// and never reads control.json, so a request must never be queued for one.
+const (
+	RoleRunner  LockRole = "runner"
+	RoleCommand LockRole = "command"
+)
+
 // LockInfo is the content of a task's lock file: who holds, or last held,
 // the lock.
 type LockInfo struct {
 	PID       int       `json:"pid"`
 	Host      string    `json:"host"`
 	StartedAt time.Time `json:"startedAt"`
+	// Role is what kind of process the holder is. A record without one
+	// was written by a grub from before roles, and is taken as a runner's.
+	Role LockRole `json:"role,omitempty"`
 	// AgentPGID is the process group of the agent the holder is running,
 	// 0 when none. A dead holder leaves it behind, so that the next
 	// controller can end that agent before starting its own.
@@ -26,6 +42,10 @@ type LockInfo struct {
 	// behind like AgentPGID, for the next controller to end.
 	Processes []ProcessRef `json:"processes,omitempty"`
 }
+
+// Runner reports whether the record is a runner's (or predates roles):
+// the holder a request in control.json is for.
+func (i LockInfo) Runner() bool { return i.Role != RoleCommand }
 
 // ProcessRef names one process across pid reuse: its pid and its start
 // time (field 22 of /proc/<pid>/stat).
@@ -53,9 +73,29 @@ const (
 	lockRetryDelay = 20 * time.Millisecond
 )
 
-// Lock takes the lock of task id without waiting. If a live process holds
-// it, the error is a *LockedError naming that process.
-func (s *Store) Lock(id string) (*Lock, error) {
+// ShortHolderWait is how long Lock and LockRunner wait for a short-lived
+// command (RoleCommand) to release a task's lock before giving up with a
+// *LockedError: such a holder keeps it for milliseconds. A runner's lock
+// is not waited for. Tests shorten it.
+var ShortHolderWait = 3 * time.Second
+
+// shortHolderDelay is the pause between two attempts while a short-lived
+// command holds the lock.
+const shortHolderDelay = 25 * time.Millisecond
+
+// Lock takes the lock of task id for a short-lived command (RoleCommand):
+// a change to state.json made in a moment. Another short-lived holder is
+// waited for, up to ShortHolderWait; a runner is not. If a live process
+// still holds the lock, the error is a *LockedError naming that process
+// and its role.
+func (s *Store) Lock(id string) (*Lock, error) { return s.lock(id, RoleCommand) }
+
+// LockRunner takes the lock of task id for a runner (RoleRunner): a
+// controller that holds it for a whole run and applies the requests
+// queued in control.json. It waits for a short-lived holder as Lock does.
+func (s *Store) LockRunner(id string) (*Lock, error) { return s.lock(id, RoleRunner) }
+
+func (s *Store) lock(id string, role LockRole) (*Lock, error) {
 	if err := s.checkTask(id); err != nil {
 		return nil, err
 	}
@@ -64,27 +104,20 @@ func (s *Store) Lock(id string) (*Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock task %s: %w", id, err)
 	}
-	for attempt := 1; ; attempt++ {
-		ok, err := tryLock(f, true)
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("lock %s: %w", s.Rel(path), err)
+	if err := waitLock(f, path); err != nil {
+		f.Close()
+		if le, ok := err.(*LockedError); ok {
+			le.ID = id
+			return nil, le
 		}
-		if ok {
-			break
-		}
-		if attempt == lockAttempts {
-			f.Close()
-			return nil, &LockedError{ID: id, Info: readLockInfo(path, true)}
-		}
-		time.Sleep(lockRetryDelay)
+		return nil, fmt.Errorf("lock %s: %w", s.Rel(path), err)
 	}
 	host, _ := os.Hostname()
 	prev := readLockInfo(path, false)
 	// An agent a dead runner left behind stays on record until a
 	// controller has ended it (SetAgentPGID(0)): a short-lived holder such
 	// as grub pause must not make it forgotten.
-	l := &Lock{f: f, id: id, prev: prev, info: LockInfo{PID: os.Getpid(), Host: host,
+	l := &Lock{f: f, id: id, prev: prev, info: LockInfo{PID: os.Getpid(), Host: host, Role: role,
 		StartedAt: time.Now().UTC().Truncate(time.Second), AgentPGID: prev.AgentPGID, Processes: prev.Processes}}
 	if err := l.writeInfo(); err != nil {
 		unlock(f)
@@ -92,6 +125,38 @@ func (s *Store) Lock(id string) (*Lock, error) {
 		return nil, fmt.Errorf("lock %s: %w", s.Rel(path), err)
 	}
 	return l, nil
+}
+
+// waitLock takes the exclusive flock on f. It rides out Holder probes
+// (lockAttempts), and waits up to ShortHolderWait while the holder is a
+// short-lived command. A holder still there is a *LockedError (without
+// the task id).
+func waitLock(f *os.File, path string) error {
+	var deadline time.Time
+	for attempt := 1; ; attempt++ {
+		ok, err := tryLock(f, true)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		if attempt < lockAttempts {
+			time.Sleep(lockRetryDelay)
+			continue
+		}
+		info := readLockInfo(path, true)
+		if info.Runner() {
+			return &LockedError{Info: info}
+		}
+		if deadline.IsZero() {
+			deadline = time.Now().Add(ShortHolderWait)
+		}
+		if time.Now().After(deadline) {
+			return &LockedError{Info: info}
+		}
+		time.Sleep(shortHolderDelay)
+	}
 }
 
 // ID is the task the lock belongs to.

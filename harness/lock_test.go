@@ -132,7 +132,7 @@ func TestLockHelperProcess(t *testing.T) {
 	}
 	parts := strings.Split(spec, ":")
 	s := &Store{Root: strings.Join(parts[:len(parts)-2], ":")}
-	l, err := s.Lock(parts[len(parts)-2])
+	l, err := s.LockRunner(parts[len(parts)-2]) // a runner: it records an agent
 	if err != nil {
 		fmt.Printf("lost %v\n", err)
 		os.Exit(0)

@@ -169,6 +169,10 @@ func (s *Store) Create(st *State) error {
 			return err
 		}
 		if !prepared {
+			if fi, err := os.Stat(s.GrubDir()); err == nil && !fi.IsDir() {
+				_, err := s.taskIDs()
+				return err
+			}
 			if err := os.MkdirAll(s.GrubDir(), 0o755); err != nil {
 				return fmt.Errorf("create %s: %w", GrubDirName, err)
 			}
@@ -291,19 +295,31 @@ func (s *Store) SaveState(st *State) error {
 	return atomicfile.WriteFile(s.Path(st.ID, FileState), data, 0o644)
 }
 
-// StateBytes returns the raw content of a task's state.json.
+// StateBytes returns the raw content of a task's state.json. It must be a
+// regular file: anything else there is a *NotRegularError. A task folder
+// whose state.json is gone while its other files are there is a
+// *DamagedError (grub doctor --repair rebuilds it); no folder at all is a
+// *NotFoundError.
 func (s *Store) StateBytes(id string) ([]byte, error) {
 	if !ValidID(id) {
 		return nil, s.notFound(id)
 	}
-	data, err := os.ReadFile(s.Path(id, FileState))
-	if errors.Is(err, fs.ErrNotExist) {
+	path := s.Path(id, FileState)
+	data, err := s.readRegular(path)
+	var nr *NotRegularError
+	switch {
+	case err == nil:
+		return data, nil
+	case errors.As(err, &nr):
+		return nil, err
+	case errors.Is(err, fs.ErrNotExist):
+		if s.hasTaskFiles(id) {
+			return nil, &DamagedError{ID: id, File: s.Rel(path), Problem: "is missing, though the task's other files are there",
+				Fix: "rebuild it with grub doctor --repair " + id}
+		}
 		return nil, s.notFound(id)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", s.Rel(s.Path(id, FileState)), err)
-	}
-	return data, nil
+	return nil, fmt.Errorf("read %s: %w", s.Rel(path), err)
 }
 
 // LoadState reads, validates and decodes a task's state.json. A file that is
@@ -333,13 +349,20 @@ func (s *Store) decodeState(id string, data []byte) (*State, error) {
 	return &st, nil
 }
 
-// taskIDs lists the folders under .grub that hold a state.json, sorted.
+// taskIDs lists the task folders under .grub, sorted: the folders named
+// like a task id that hold a state.json or, when it is gone, another of
+// grub's tracked files (a damaged task). A .grub that is not a folder is a
+// *DamagedError.
 func (s *Store) taskIDs() ([]string, error) {
 	entries, err := os.ReadDir(s.GrubDir())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
+		if fi, serr := os.Stat(s.GrubDir()); serr == nil && !fi.IsDir() {
+			return nil, &DamagedError{File: GrubDirName, Problem: "is a file, not a folder",
+				Fix: "grub keeps its tasks in the folder " + GrubDirName + "; move the file away (mv " + GrubDirName + " " + GrubDirName + ".old)"}
+		}
 		return nil, fmt.Errorf("read %s: %w", GrubDirName, err)
 	}
 	var ids []string
@@ -347,29 +370,29 @@ func (s *Store) taskIDs() ([]string, error) {
 		if !e.IsDir() || !ValidID(e.Name()) {
 			continue
 		}
-		if _, err := os.Stat(s.Path(e.Name(), FileState)); err == nil {
+		if _, err := os.Lstat(s.Path(e.Name(), FileState)); err == nil || s.hasTaskFiles(e.Name()) {
 			ids = append(ids, e.Name())
 		}
 	}
 	return ids, nil
 }
 
-// List loads every task, most recently updated first. A corrupt state.json
-// makes List fail with its *schemas.Error. A workspace without .grub has no
-// tasks.
+// List loads every task, most recently updated first. A damaged task (a
+// corrupt or missing state.json) makes List fail with its error; Scan
+// lists the others and reports it. A workspace without .grub has no tasks.
 func (s *Store) List() ([]*State, error) {
-	ids, err := s.taskIDs()
+	tasks, damaged, err := s.Scan()
 	if err != nil {
 		return nil, err
 	}
-	tasks := make([]*State, 0, len(ids))
-	for _, id := range ids {
-		st, err := s.LoadState(id)
-		if err != nil {
-			return nil, err
-		}
-		tasks = append(tasks, st)
+	if len(damaged) > 0 {
+		return nil, damaged[0].Err
 	}
+	return tasks, nil
+}
+
+// sortTasks orders tasks most recently updated first.
+func sortTasks(tasks []*State) {
 	slices.SortStableFunc(tasks, func(a, b *State) int {
 		if c := b.UpdatedAt.Compare(a.UpdatedAt); c != 0 {
 			return c
@@ -379,23 +402,25 @@ func (s *Store) List() ([]*State, error) {
 		}
 		return strings.Compare(a.ID, b.ID)
 	})
-	return tasks, nil
 }
 
 // Resolve turns what a user typed into a task id. An empty id means the most
-// recently updated task; a unique prefix of an id names that task. No tasks
+// recently updated healthy task (with only damaged tasks, the first one's
+// error); a unique prefix of an id names that task. No tasks
 // at all is ErrNoTasks; an unknown or ambiguous id is a *NotFoundError.
 func (s *Store) Resolve(id string) (string, error) {
 	id = strings.ToLower(strings.TrimSpace(id))
 	if id == "" {
-		tasks, err := s.List()
-		if err != nil {
+		tasks, damaged, err := s.Scan()
+		switch {
+		case err != nil:
 			return "", err
+		case len(tasks) > 0:
+			return tasks[0].ID, nil
+		case len(damaged) > 0:
+			return "", damaged[0].Err
 		}
-		if len(tasks) == 0 {
-			return "", &noTasksError{root: s.Root}
-		}
-		return tasks[0].ID, nil
+		return "", &noTasksError{root: s.Root}
 	}
 	ids, err := s.taskIDs()
 	if err != nil {

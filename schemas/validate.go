@@ -25,6 +25,11 @@ const (
 	HistoryOutput = "history-output.schema.json"
 	// ConfigOutput is the --json output of grub config.
 	ConfigOutput = "config-output.schema.json"
+	// ErrorOutput is what a --json command (grub status, grub doctor)
+	// prints on stdout when it fails.
+	ErrorOutput = "error-output.schema.json"
+	// DoctorOutput is the --json output of grub doctor.
+	DoctorOutput = "doctor-output.schema.json"
 )
 
 //go:embed *.schema.json

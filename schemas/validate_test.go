@@ -7,13 +7,13 @@ import (
 )
 
 func TestAllSchemasCompile(t *testing.T) {
-	for _, n := range []string{FeatureList, State, LoopState, Control, StatusOutput, ListOutput, HistoryOutput, ConfigOutput} {
+	for _, n := range []string{FeatureList, State, LoopState, Control, StatusOutput, ListOutput, HistoryOutput, ConfigOutput, ErrorOutput, DoctorOutput} {
 		if _, err := schema(n); err != nil {
 			t.Fatalf("%s: %v", n, err)
 		}
 	}
-	if got := len(Names()); got != 8 {
-		t.Fatalf("Names() = %d schemas, want 8", got)
+	if got := len(Names()); got != 10 {
+		t.Fatalf("Names() = %d schemas, want 10", got)
 	}
 }
 

@@ -93,7 +93,7 @@ func testLockMain() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	lock, err := store.Lock(os.Args[1])
+	lock, err := store.LockRunner(os.Args[1]) // as a running controller would
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -22,14 +22,18 @@ type taskChange struct {
 	Requests []harness.ControlRequest
 }
 
-// applyChange makes a change to task id. When a controller holds the
-// task's lock the change's requests are queued in control.json and the
-// holder is returned; otherwise the change is applied to state.json under
-// the lock and the returned holder is nil.
+// applyChange makes a change to task id. When a runner (a controller)
+// holds the task's lock the change's requests are queued in control.json
+// and the holder is returned; otherwise the change is applied to state.json
+// under the lock and the returned holder is nil. A short-lived command
+// holding the lock is waited for (harness.ShortHolderWait), never queued
+// for: nothing would read the request until the next run, which would then
+// apply it over whatever changed in between. One that does not let go in
+// time is a *harness.LockedError (exit 75).
 func applyChange(store *harness.Store, id string, now time.Time, c taskChange) (holder *harness.LockInfo, err error) {
 	lock, err := store.Lock(id)
 	var locked *harness.LockedError
-	if errors.As(err, &locked) {
+	if errors.As(err, &locked) && locked.Info.Runner() {
 		for _, r := range c.Requests {
 			if r.At.IsZero() {
 				r.At = now

@@ -88,7 +88,7 @@ func (e *testEnv) stateBytes(id string) []byte {
 // belong to the open file, so the commands under test see it held.
 func (e *testEnv) lock(id string) {
 	e.t.Helper()
-	l, err := e.store.Lock(id)
+	l, err := e.store.LockRunner(id)
 	if err != nil {
 		e.t.Fatal(err)
 	}

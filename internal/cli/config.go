@@ -157,11 +157,11 @@ func configRun(opts *ConfigOptions) error {
 	if out.Sandbox.Writable == nil {
 		out.Sandbox.Writable = []string{}
 	}
-	tasks, err := store.List()
+	tasks, damaged, err := store.Scan()
 	if err != nil {
 		return err
 	}
-	out.Tasks = len(tasks)
+	out.Tasks = len(tasks) + len(damaged)
 	if opts.JSON {
 		return writeJSON(opts.IO.Out, schemas.ConfigOutput, out)
 	}

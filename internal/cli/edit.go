@@ -54,7 +54,9 @@ as a task id (or the start of one); any other single argument is the new
 goal.
 
 When neither a new goal nor a limit flag is given, the current goal opens in
-your editor ($EDITOR, else $VISUAL, else vi); save an empty file to abort.
+your editor ($EDITOR, else $VISUAL, else vi on a terminal); save an empty
+file to abort. Without a terminal and without $EDITOR or $VISUAL, pass the
+goal as an argument.
 
 The old and the new goal are recorded in progress-log.md, and the agent's
 next prompt carries an "objective updated" note. The features themselves
@@ -334,17 +336,31 @@ func editGoalInEditor(opts *EditOptions, id, current string) (string, error) {
 
 // editorCommand is the user's editor: $EDITOR, else $VISUAL, else vi.
 func editorCommand(getenv func(string) string) string {
+	if e := userEditor(getenv); e != "" {
+		return e
+	}
+	return "vi"
+}
+
+// userEditor is the editor the user set, $EDITOR else $VISUAL; "" when
+// neither is set.
+func userEditor(getenv func(string) string) string {
 	for _, name := range []string{"EDITOR", "VISUAL"} {
 		if e := strings.TrimSpace(getenv(name)); e != "" {
 			return e
 		}
 	}
-	return "vi"
+	return ""
 }
 
 // runEditor opens path in the user's editor through sh, so an editor
-// setting with arguments ("code --wait") works, and waits for it.
+// setting with arguments ("code --wait") works, and waits for it. Without
+// a terminal and without $EDITOR or $VISUAL it starts nothing (vi would
+// wait on a terminal that is not there): a usage error says what to do.
 func runEditor(opts *EditOptions, path string) error {
+	if !opts.IO.InTTY && userEditor(opts.Getenv) == "" {
+		return usageErrorf("no editor to write the new goal in: there is no terminal and $EDITOR is not set; pass the goal as an argument (grub edit \"<new goal>\") or set $EDITOR")
+	}
 	editor := editorCommand(opts.Getenv)
 	cmd := exec.Command("sh", "-c", editor+` "$1"`, "grub-editor", path)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = opts.IO.In, opts.IO.Out, opts.IO.ErrOut

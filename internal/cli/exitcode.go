@@ -95,6 +95,8 @@ func ExitCode(err error) int {
 		usageErr  *UsageError
 		schemaErr *schemas.Error
 		notFound  *harness.NotFoundError
+		damaged   *harness.DamagedError
+		notReg    *harness.NotRegularError
 	)
 	switch {
 	case errors.As(err, &exitErr):
@@ -106,6 +108,8 @@ func ExitCode(err error) int {
 	case errors.As(err, &usageErr),
 		errors.As(err, &schemaErr),
 		errors.As(err, &notFound),
+		errors.As(err, &damaged),
+		errors.As(err, &notReg),
 		errors.Is(err, harness.ErrNoTasks):
 		return ExitUsage
 	default:

@@ -33,6 +33,10 @@ its id, status, iteration, passing features, when it last changed, and goal.
 A running task whose runner died shows as "running (no runner)"; run
 grub resume <id> to pick it up again.
 
+A task whose state.json is corrupt, missing or not a regular file is listed
+as damaged, with the reason, after the others; the listing still exits 0.
+grub doctor <id> says what is wrong and how to fix it.
+
 --json prints one JSON object on stdout that follows
 schemas/list-output.schema.json; the format is stable. An empty workspace
 is not an error: the list is empty.`,
@@ -54,6 +58,15 @@ is not an error: the list is empty.`,
 // listOutput is grub list --json (schemas/list-output.schema.json).
 type listOutput struct {
 	Tasks []listTask `json:"tasks"`
+	// Damaged are the tasks whose state cannot be loaded; absent when none.
+	Damaged []listDamaged `json:"damaged,omitempty"`
+}
+
+// listDamaged is a damaged task in grub list --json.
+type listDamaged struct {
+	ID      string `json:"id"`
+	Error   string `json:"error"`
+	Harness string `json:"harness"`
 }
 
 type listTask struct {
@@ -75,7 +88,7 @@ func listRun(opts *ListOptions) error {
 	if err != nil {
 		return err
 	}
-	states, err := store.List()
+	states, damaged, err := store.Scan()
 	if err != nil {
 		return err
 	}
@@ -106,10 +119,13 @@ func listRun(opts *ListOptions) error {
 				UpdatedAt:     st.UpdatedAt,
 			})
 		}
+		for _, d := range damaged {
+			out.Damaged = append(out.Damaged, listDamaged{ID: d.ID, Error: d.Err.Error(), Harness: store.Rel(store.Dir(d.ID))})
+		}
 		return writeJSON(opts.IO.Out, schemas.ListOutput, out)
 	}
 
-	if len(views) == 0 {
+	if len(views) == 0 && len(damaged) == 0 {
 		fmt.Fprintf(opts.IO.ErrOut, "no tasks in %s yet; start one with: grub start \"<goal>\"\n", store.Rel(store.GrubDir()))
 		return nil
 	}
@@ -134,5 +150,14 @@ func listRun(opts *ListOptions) error {
 			st.ID, status, st.CurrentIteration, st.Limits.MaxIterations, features,
 			ago(now, st.UpdatedAt), oneLine(st.Goal, goalWidth))
 	}
-	return tw.Flush()
+	for _, d := range damaged {
+		fmt.Fprintf(tw, "%s\tdamaged\t-\t-\t-\t%s\n", d.ID, oneLine(d.Err.Error(), 0))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, d := range damaged {
+		fmt.Fprintf(opts.IO.ErrOut, "grub: task %s is damaged; grub doctor %s says what is wrong and how to fix it\n", d.ID, d.ID)
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -44,6 +45,28 @@ func encodeJSON(schema string, v any, indent bool) ([]byte, error) {
 		return nil, fmt.Errorf("internal error: output breaks schemas/%s: %v", schema, err)
 	}
 	return append(data, '\n'), nil
+}
+
+// errorOutput is the JSON object a --json command prints on stdout when it
+// fails (schemas/error-output.schema.json), so that a program reading
+// stdout can tell a failure from data.
+type errorOutput struct {
+	Error    string `json:"error"`
+	ExitCode int    `json:"exitCode"`
+}
+
+// jsonError prints err as an errorOutput on w when asJSON is set and err
+// is a failure with a message (not a silent exit code such as --exit-status
+// gives), and returns err.
+func jsonError(w io.Writer, asJSON bool, err error) error {
+	var exitErr *ExitError
+	if !asJSON || err == nil || errors.As(err, &exitErr) && exitErr.Err == nil {
+		return err
+	}
+	if werr := writeJSON(w, schemas.ErrorOutput, errorOutput{Error: err.Error(), ExitCode: ExitCode(err)}); werr != nil {
+		return errors.Join(err, werr)
+	}
+	return err
 }
 
 // percent renders used/budget as a whole percentage.

@@ -146,7 +146,7 @@ func resumeRun(opts *ResumeOptions) error {
 	// anything; the controller's own lock attempt settles any race.
 	if info, held, err := store.Holder(id); err != nil {
 		return err
-	} else if held {
+	} else if held && info.Runner() {
 		return &harness.LockedError{ID: id, Info: info}
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "grub: resuming task %s at iteration %d (%s)\n", id, st.CurrentIteration, st.Status)

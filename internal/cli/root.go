@@ -121,6 +121,7 @@ Exit codes:
 		NewCmdHistory(f, nil),
 		NewCmdDemo(f, nil),
 		NewCmdConfig(f, nil),
+		NewCmdDoctor(f, nil),
 		NewCmdDemoAgent(),
 		NewCmdSandboxExec(),
 		NewCmdVersion(f, nil),

@@ -53,7 +53,10 @@ runner (a crash, a closed terminal); status says so, and grub resume picks it
 up again.
 
 --json prints one JSON object on stdout that follows
-schemas/status-output.schema.json; the format is stable.
+schemas/status-output.schema.json; the format is stable. When status fails
+(no such task, a damaged harness), --json prints {"error": "…", "exitCode":
+N} on stdout instead (schemas/error-output.schema.json), and the message
+on stderr as usual.
 
 --exit-status makes the exit code that of the task's status, for CI gates:
   0  complete          3  blocked                     5  paused or stopped
@@ -89,15 +92,15 @@ to report yet).`,
 			if cmd.Flags().Changed("interval") {
 				switch {
 				case !opts.Watch:
-					return usageErrorf("--interval %s: only --watch takes an interval; add --watch", opts.Interval)
+					return jsonError(opts.IO.Out, opts.JSON, usageErrorf("--interval %s: only --watch takes an interval; add --watch", opts.Interval))
 				case opts.Interval < minWatchInterval:
-					return usageErrorf("--interval %s: must be at least %s, e.g. 2s", opts.Interval, minWatchInterval)
+					return jsonError(opts.IO.Out, opts.JSON, usageErrorf("--interval %s: must be at least %s, e.g. 2s", opts.Interval, minWatchInterval))
 				}
 			}
 			if runF != nil {
 				return runF(opts)
 			}
-			return statusRun(opts)
+			return jsonError(opts.IO.Out, opts.JSON, statusRun(opts))
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print one JSON object (schemas/status-output.schema.json); with --watch, one per line")
@@ -115,10 +118,11 @@ func statusRun(opts *StatusOptions) error {
 		}
 		return watchStatus(opts, store, id)
 	}
-	store, st, err := loadTask(opts.Store, opts.ID)
+	store, st, damaged, err := loadTaskDamaged(opts.Store, opts.ID)
 	if err != nil {
 		return err
 	}
+	warnDamaged(opts.IO.ErrOut, damaged)
 	v, err := loadTaskView(store, st)
 	if err != nil {
 		return err

@@ -3,11 +3,14 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/grub-dev/grub/featurelist"
 	"github.com/grub-dev/grub/harness"
+	"github.com/grub-dev/grub/internal/termsafe"
 	"github.com/grub-dev/grub/schemas"
 	"github.com/spf13/cobra"
 )
@@ -30,15 +33,45 @@ func openTask(open func() (*harness.Store, error), id string) (*harness.Store, s
 // loadTask opens the workspace's store, resolves id as openTask does and
 // loads that task's state.
 func loadTask(open func() (*harness.Store, error), id string) (*harness.Store, *harness.State, error) {
+	store, st, _, err := loadTaskDamaged(open, id)
+	return store, st, err
+}
+
+// loadTaskDamaged is loadTask that also returns, when id is "", the
+// workspace's damaged tasks: the most recently updated healthy task is
+// loaded whatever state the others are in.
+func loadTaskDamaged(open func() (*harness.Store, error), id string) (*harness.Store, *harness.State, []harness.DamagedTask, error) {
+	if strings.TrimSpace(id) == "" {
+		store, err := open()
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		tasks, damaged, err := store.Scan()
+		switch {
+		case err != nil:
+			return nil, nil, nil, err
+		case len(tasks) > 0:
+			return store, tasks[0], damaged, nil
+		}
+		_, err = store.Resolve("") // no healthy task: the first damaged one's error, or no tasks
+		return nil, nil, nil, err
+	}
 	store, id, err := openTask(open, id)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	st, err := store.LoadState(id)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return store, st, nil
+	return store, st, nil, nil
+}
+
+// warnDamaged says on w which tasks are damaged and how to look into them.
+func warnDamaged(w io.Writer, damaged []harness.DamagedTask) {
+	for _, d := range damaged {
+		fmt.Fprintf(w, "grub: warning: task %s is damaged (%s); run grub doctor %s\n", d.ID, termsafe.Line(d.Err.Error()), d.ID)
+	}
 }
 
 // taskView is what status and list show of one task: its state, whether a
@@ -47,7 +80,9 @@ type taskView struct {
 	State *harness.State
 	// Dir is the harness folder relative to the workspace root.
 	Dir string
-	// Held reports that a live controller holds the lock; Holder says who.
+	// Held reports that a live controller (a runner) holds the lock;
+	// Holder says who. A short-lived command holding it for a moment is
+	// not a runner.
 	Held   bool
 	Holder harness.LockInfo
 	// Features is the feature list, nil when the initializer has not
@@ -92,7 +127,7 @@ func loadTaskView(store *harness.Store, st *harness.State) (*taskView, error) {
 	if err != nil {
 		return nil, err
 	}
-	v.Held, v.Holder = held, info
+	v.Held, v.Holder = held && info.Runner(), info
 
 	list, _, err := store.LoadFeatureList(st.ID)
 	var schemaErr *schemas.Error
@@ -134,7 +169,7 @@ func completeTaskIDs(f *Factory) func(*cobra.Command, []string, string) ([]cobra
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveError
 		}
-		states, err := store.List()
+		states, _, err := store.Scan()
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveError
 		}

@@ -105,7 +105,7 @@ func (e *testEnv) update(edit func(*harness.State)) func() {
 // final status saved, and the runner's exit (the lock released).
 func runningTask(e *testEnv, final harness.Status) []func() {
 	e.task("0a1b2c3d", 0, func(st *harness.State) { st.Status = harness.StatusRunning; st.CurrentIteration = 1 })
-	lock, err := e.store.Lock("0a1b2c3d")
+	lock, err := e.store.LockRunner("0a1b2c3d")
 	if err != nil {
 		e.t.Fatal(err)
 	}
