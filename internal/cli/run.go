@@ -300,7 +300,7 @@ func runTask(ctx context.Context, o runOptions) error {
 		if err := checkFilters(repo); err != nil {
 			return err
 		}
-		copts.Committer, copts.Changes = gitCommitter{repo}, gitChanges{repo}
+		copts.Committer, copts.Changes = gitCommitter{repo, o.Store}, gitChanges{repo}
 	}
 	if repo != nil {
 		copts.GitGuard = gitGuard{repo}

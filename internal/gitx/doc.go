@@ -12,7 +12,9 @@
 // binary.
 //
 // Staging follows `git add -A .` run in the workspace: .gitignore files at
-// every level, .git/info/exclude and the global excludes file are honoured,
+// every level, .git/info/exclude and the global excludes file are honoured
+// (except in grub's own folder, where the HarnessFiles rule given to
+// WithHarness decides alone, harness.go),
 // deleted files leave the index, and a workspace that is a subfolder of the
 // repository commits only that subfolder. It does not use go-git's
 // Worktree.Status or AddWithOptions, which hash every file and walk ignored
