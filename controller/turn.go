@@ -70,6 +70,8 @@ func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	stopScan := c.watchProcesses() // until the referee's checks are done
+	defer stopScan()
 	res, run := c.runAgent(ctx, plan)
 	out := &outcome{usage: res.Usage, elapsed: run.elapsed, phase: c.st.Phase, feature: plan.feature}
 	c.addUsage(res.Usage)

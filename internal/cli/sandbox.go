@@ -279,8 +279,8 @@ func NewCmdSandboxExec() *cobra.Command {
 // procReaper ends what turns leave behind, grub being a child subreaper.
 type procReaper struct{}
 
-func (procReaper) Children() []harness.ProcessRef {
-	kids, err := proc.Children()
+func (procReaper) Descendants() []harness.ProcessRef {
+	kids, err := proc.Descendants()
 	if err != nil {
 		return nil
 	}
