@@ -33,6 +33,9 @@
 //
 // gitx never pushes, resets, rebases, amends or moves any reference other
 // than the current branch (or a detached HEAD). It may import the standard
-// library, go-git (with its go-billy file system) and internal/termsafe (to escape the agent's text in
-// commit messages); nothing else of grub.
+// library, go-git (with its go-billy file system), internal/termsafe (to
+// escape the agent's text in commit messages) and internal/atomicfile (the
+// guard's restores go through grub's one atomic writer); nothing else of
+// grub. grub's own names (the tasks folder, its tracked files) come in
+// through HarnessFiles: gitx never imports harness.
 package gitx
