@@ -331,7 +331,7 @@ func printFinal(o runOptions, st *harness.State) error {
 	if err != nil {
 		return err
 	}
-	v.Sandbox = newSandboxView(st, o.Store.Root, o.Landlock)
+	v.Sandbox = newSandboxView(st, o.Store.Root, o.Getenv, o.Landlock)
 	if o.JSON {
 		return writeJSON(o.IO.Out, schemas.StatusOutput, newStatusOutput(v))
 	}
