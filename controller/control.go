@@ -135,7 +135,6 @@ func (c *Controller) heartbeat(feature string) (stop func()) {
 			case <-done:
 				return
 			case <-ticks:
-				c.recordChildren()
 				c.say("turn %d still running (%s%s)", iter, c.now().Sub(start).Round(time.Second), featureSuffix(feature))
 			}
 		}

@@ -81,6 +81,9 @@ type Options struct {
 	// Reaper, when set, ends what a turn leaves behind; nil leaves
 	// processes a turn detached alone (in-process tests).
 	Reaper Reaper
+	// ProcessScan is how often the processes of a running turn are put on
+	// record in the lock (default 500ms; see watchProcesses).
+	ProcessScan time.Duration
 }
 
 // Reaper finds and ends the processes a turn leaves behind. grub's cli
@@ -88,10 +91,12 @@ type Options struct {
 // internal/proc; the controller calls it after every turn, once
 // verification is done and nothing of grub's own runs.
 type Reaper interface {
-	// Children lists grub's live child processes with their start times.
-	// During a turn they are recorded in the lock, so that the next
-	// runner can end them if this one dies.
-	Children() []harness.ProcessRef
+	// Descendants lists grub's live descendant processes (the parent
+	// chain reaches grub; a setsid daemon included) with their start
+	// times, sorted by pid. During a turn they are recorded in the lock
+	// (watchProcesses), so that the next runner can end them if this one
+	// dies.
+	Descendants() []harness.ProcessRef
 	// EndOrphans ends every child process of grub and their descendants,
 	// returning the pids it signalled.
 	EndOrphans() ([]int, error)
@@ -331,15 +336,6 @@ func (c *Controller) endOrphans() {
 		c.say("turn %d left %d process(es) running; ended them: %v", c.st.CurrentIteration, len(ended), ended)
 	}
 	_ = c.lock.SetProcesses(nil)
-}
-
-// recordChildren puts grub's live child processes on record in the lock,
-// for the next runner to end if this one dies during the turn.
-func (c *Controller) recordChildren() {
-	if c.opts.Reaper == nil {
-		return
-	}
-	_ = c.lock.SetProcesses(c.opts.Reaper.Children())
 }
 
 // finish ends the task with the given status and persists it. Requests

@@ -19,7 +19,7 @@ type fakeReaper struct {
 	ended int
 }
 
-func (f *fakeReaper) Children() []harness.ProcessRef { return nil }
+func (f *fakeReaper) Descendants() []harness.ProcessRef { return nil }
 
 func (f *fakeReaper) EndOrphans() ([]int, error) {
 	f.mu.Lock()

@@ -70,6 +70,8 @@ func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	stopScan := c.watchProcesses() // until the referee's checks are done
+	defer stopScan()
 	res, run := c.runAgent(ctx, plan)
 	out := &outcome{usage: res.Usage, elapsed: run.elapsed, phase: c.st.Phase, feature: plan.feature}
 	c.addUsage(res.Usage)
@@ -128,6 +130,11 @@ func (c *Controller) prepareTurn() (turnPlan, error) {
 		return turnPlan{}, err
 	}
 	initScript, _ := c.store.ReadInitScript(st.ID) // nil when unreadable: the starter is restored then
+	// Keep the log's inode, so that a log the agent replaces by a link is
+	// put back with its content (checkRegularFiles).
+	if err := c.store.KeepProgressLog(st.ID); err != nil {
+		return turnPlan{}, err
+	}
 	if err := c.persist(); err != nil {
 		return turnPlan{}, err
 	}
@@ -371,7 +378,8 @@ func (c *Controller) checkListEdit(ctx context.Context, out *outcome) (featureli
 }
 
 // checkRegularFiles enforces that the referee's files are regular files
-// inside the harness: an init.sh or feature-list.json that the agent
+// inside the harness, and grub's folders real folders (checkOwnFiles): an
+// init.sh or feature-list.json that the agent
 // replaced by a symbolic link (even to a valid file), a folder or anything
 // else is an illegal edit, whatever the turn did otherwise. init.sh gets
 // its content from before the turn back (initBefore; the starter when
@@ -380,6 +388,9 @@ func (c *Controller) checkListEdit(ctx context.Context, out *outcome) (featureli
 // init.sh.
 func (c *Controller) checkRegularFiles(out *outcome, initBefore []byte) error {
 	st := c.st
+	if err := c.checkOwnFiles(out); err != nil {
+		return err
+	}
 	var nr *harness.NotRegularError
 	if _, err := c.store.ReadInitScript(st.ID); errors.As(err, &nr) {
 		if initBefore == nil {

@@ -135,7 +135,7 @@ func (s *Store) withControlLock(id string, fn func() error) error {
 		return err
 	}
 	path := s.Path(id, FileControlLock)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := s.openLockFile(id, FileControlLock)
 	if err != nil {
 		return fmt.Errorf("lock %s: %w", s.Rel(path), err)
 	}
@@ -180,5 +180,5 @@ func (s *Store) writeControl(id string, cf controlFile) error {
 	if err := schemas.Validate(schemas.Control, s.Rel(path), data); err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(path, data, 0o644)
+	return s.writeOwnFile(id, FileControl, data, 0o644)
 }

@@ -11,25 +11,35 @@ import (
 
 	"github.com/grub-dev/grub/featurelist"
 	"github.com/grub-dev/grub/internal/atomicfile"
+	"github.com/grub-dev/grub/internal/termsafe"
 	"github.com/grub-dev/grub/loopstate"
 	"github.com/grub-dev/grub/schemas"
 	"github.com/grub-dev/grub/templates"
 )
 
 // AppendProgress appends text to a task's progress-log.md (creating it if
-// needed) and fsyncs it. A missing final newline is added.
+// needed) and fsyncs it. A missing final newline is added, and control
+// characters are escaped (termsafe.Escape), so that `cat` and `git log -p`
+// of the log show the agent's text as data. The log is never written
+// through a link: one the agent put in its place is repaired first
+// (RepairProgressLog), and the entry says so.
 func (s *Store) AppendProgress(id, text string) error {
 	if !ValidID(id) {
 		return s.notFound(id)
 	}
-	if _, err := os.Stat(s.Dir(id)); errors.Is(err, fs.ErrNotExist) {
-		return s.notFound(id)
+	bad, err := s.RepairProgressLog(id)
+	if err != nil {
+		return err
+	}
+	text = termsafe.Escape(text)
+	if bad != nil {
+		text = "- Note: " + bad.Error() + "; grub put its log back\n" + text
 	}
 	path := s.Path(id, FileProgressLog)
 	if !strings.HasSuffix(text, "\n") {
 		text += "\n"
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := s.openOwnFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644, s.Path(id, fileKeep))
 	if err != nil {
 		return fmt.Errorf("append to %s: %w", s.Rel(path), err)
 	}
@@ -101,7 +111,7 @@ func (s *Store) SaveFeatureList(id string, l *featurelist.List) error {
 		}
 		return fmt.Errorf("encode %s: %w", s.Rel(path), err)
 	}
-	return atomicfile.WriteFile(path, data, 0o644)
+	return s.writeOwnFile(id, FileFeatureList, data, 0o644)
 }
 
 // ReadFeatureList returns the raw content of a task's feature-list.json,
@@ -188,6 +198,9 @@ func (s *Store) RestoreFeatureList(id string, l *featurelist.List) error {
 	}
 	path := s.Path(id, FileFeatureList)
 	rel := s.Rel(path)
+	if err := s.checkTaskDirs(id); err != nil {
+		return fmt.Errorf("restore %s: %w", rel, err)
+	}
 	perm, err := removeNonRegular(path, 0o644)
 	if err != nil {
 		return fmt.Errorf("remove %s to restore the feature list: %w", rel, err)
@@ -239,11 +252,7 @@ func (s *Store) RestoreInitScript(id string, data []byte) error {
 	if !ValidID(id) {
 		return s.notFound(id)
 	}
-	path := s.Path(id, FileInitScript)
-	if _, err := removeNonRegular(path, 0o755); err != nil {
-		return fmt.Errorf("remove %s to restore it: %w", s.Rel(path), err)
-	}
-	return atomicfile.WriteFile(path, data, 0o755)
+	return s.writeOwnFile(id, FileInitScript, data, 0o755)
 }
 
 // ChecklistItems converts a feature list for templates.RenderChecklist. A
@@ -273,7 +282,7 @@ func (s *Store) WriteChecklist(id, goal string, l *featurelist.List) error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(s.Path(id, FileChecklist), []byte(text), 0o644)
+	return s.writeOwnFile(id, FileChecklist, []byte(text), 0o644)
 }
 
 // SteerEntry is the progress-log entry of guidance the user queued for the
@@ -321,6 +330,9 @@ func (s *Store) SetGoal(st *State, goal string) error {
 func (s *Store) RemoveNotRegular(id, name string) error {
 	if !ValidID(id) {
 		return s.notFound(id)
+	}
+	if err := s.checkTaskDirs(id); err != nil {
+		return err
 	}
 	path := s.Path(id, name)
 	if _, err := removeNonRegular(path, 0); err != nil {

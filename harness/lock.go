@@ -100,7 +100,7 @@ func (s *Store) lock(id string, role LockRole) (*Lock, error) {
 		return nil, err
 	}
 	path := s.Path(id, FileLock)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := s.openLockFile(id, FileLock)
 	if err != nil {
 		return nil, fmt.Errorf("lock task %s: %w", id, err)
 	}

@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -57,12 +56,6 @@ var Gitignore = func() string {
 	b.WriteString("*/*/*\n" + atomicfile.TempGlob + "\n")
 	return b.String()
 }()
-
-// oldGitignores are the .gitignore files earlier versions of grub wrote;
-// ensureGitignore replaces one of them whole.
-var oldGitignores = []string{
-	"# Written by grub: runtime files of a running task, never committed.\n*/lock\n*/control.json\n*/control.lock\n*/turns/\n*/spill/\n*.tmp-*\n",
-}
 
 // TrackedFiles names the files of a task folder that are committed with
 // every turn; nothing else in the folder is.
@@ -220,47 +213,36 @@ func (s *Store) writeNewTask(st *State, stateData []byte) error {
 	return nil
 }
 
-// EnsureGitignore brings an existing workspace's .grub/.gitignore up to
-// date (the controller calls it when a run starts): a missing file or one
-// an earlier grub wrote is written anew, a user's edited copy gets the
-// lines it lacks appended. A workspace without .grub is left alone.
+// EnsureGitignore makes an existing workspace's .grub/.gitignore grub's
+// own again (the controller calls it when a run starts, the committer
+// before every turn commit): grub owns that file, and a missing, edited or
+// replaced one (a link, a folder) is written anew with Gitignore. Rules of
+// your own belong in the repository's other .gitignore files. A workspace
+// without .grub is left alone.
 func (s *Store) EnsureGitignore() error {
-	if _, err := os.Stat(s.GrubDir()); err != nil {
+	if _, err := os.Lstat(s.GrubDir()); err != nil {
 		return nil
 	}
 	return s.ensureGitignore()
 }
 
-// ensureGitignore writes .grub/.gitignore, or appends the lines a user's
-// edited copy lacks.
+// ensureGitignore writes .grub/.gitignore unless it is a regular file
+// holding exactly Gitignore. .grub itself must be a real folder.
 func (s *Store) ensureGitignore() error {
-	path := filepath.Join(s.GrubDir(), ".gitignore")
-	old, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) || (err == nil && slices.Contains(oldGitignores, string(old))) {
-		return atomicfile.WriteFile(path, []byte(Gitignore), 0o644)
+	dir := s.GrubDir()
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return fmt.Errorf("%s is not a folder: grub does not write through a link", s.Rel(dir))
 	}
-	if err != nil {
-		return fmt.Errorf("read %s: %w", s.Rel(path), err)
-	}
-	have := map[string]bool{}
-	for _, l := range strings.Split(string(old), "\n") {
-		have[strings.TrimSpace(l)] = true
-	}
-	var missing []string
-	for _, l := range strings.Split(Gitignore, "\n") {
-		if l != "" && !strings.HasPrefix(l, "#") && !have[l] {
-			missing = append(missing, l)
+	path := filepath.Join(dir, ".gitignore")
+	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() {
+		if old, err := os.ReadFile(path); err == nil && string(old) == Gitignore {
+			return nil
 		}
 	}
-	if len(missing) == 0 {
-		return nil
+	if _, err := removeNonRegular(path, 0o644); err != nil {
+		return fmt.Errorf("remove %s to write it: %w", s.Rel(path), err)
 	}
-	data := old
-	if len(data) > 0 && !bytes.HasSuffix(data, []byte("\n")) {
-		data = append(data, '\n')
-	}
-	data = append(data, strings.Join(missing, "\n")+"\n"...)
-	return atomicfile.WriteFile(path, data, 0o644)
+	return atomicfile.WriteFile(path, []byte(Gitignore), 0o644)
 }
 
 // marshalState encodes st as indented JSON and validates it.
@@ -289,10 +271,7 @@ func (s *Store) SaveState(st *State) error {
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(s.Dir(st.ID)); errors.Is(err, fs.ErrNotExist) {
-		return s.notFound(st.ID)
-	}
-	return atomicfile.WriteFile(s.Path(st.ID, FileState), data, 0o644)
+	return s.writeOwnFile(st.ID, FileState, data, 0o644)
 }
 
 // StateBytes returns the raw content of a task's state.json. It must be a

@@ -169,26 +169,10 @@ func TestCreateRetriesOnIDCollision(t *testing.T) {
 	}
 }
 
-func TestCreateKeepsAnEditedGitignore(t *testing.T) {
-	s := newStore(t)
-	if err := os.MkdirAll(s.GrubDir(), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(s.GrubDir(), ".gitignore")
-	if err := os.WriteFile(path, []byte("# mine\n*/lock\nnotes/"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	mustCreate(t, s, newState("g"))
-	data, _ := os.ReadFile(path)
-	if !strings.HasPrefix(string(data), "# mine\n*/lock\nnotes/\n") || strings.Count(string(data), "*/lock") != 1 || !strings.Contains(string(data), "\n*/*\n!*/state.json\n") {
-		t.Errorf(".gitignore = %q: want the user's lines kept and the missing ones appended once", data)
-	}
-}
-
-// The .gitignore an earlier grub wrote (runtime files only) is replaced
-// whole when a run starts, so that a stray file in a task folder is never
-// committed in an existing workspace either.
-func TestEnsureGitignoreReplacesAnOlderVersion(t *testing.T) {
+// grub owns .grub/.gitignore: an edited copy (a user's lines, or an
+// agent's `!*` that would take every runtime file back), an older grub's
+// version, or a link in its place is written anew with Gitignore.
+func TestEnsureGitignoreOwnsTheFile(t *testing.T) {
 	s := newStore(t)
 	if err := s.EnsureGitignore(); err != nil {
 		t.Fatal(err)
@@ -196,18 +180,42 @@ func TestEnsureGitignoreReplacesAnOlderVersion(t *testing.T) {
 	if _, err := os.Stat(s.GrubDir()); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("EnsureGitignore made .grub in a workspace without tasks (stat: %v)", err)
 	}
-	if err := os.MkdirAll(s.GrubDir(), 0o755); err != nil {
+	outside := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(outside, []byte("keep me\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(s.GrubDir(), ".gitignore")
-	if err := os.WriteFile(path, []byte(oldGitignores[0]), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.EnsureGitignore(); err != nil {
-		t.Fatal(err)
-	}
-	if data, _ := os.ReadFile(path); string(data) != Gitignore {
-		t.Errorf(".gitignore after EnsureGitignore:\n%s\nwant the current version:\n%s", data, Gitignore)
+	older := "# Written by grub: runtime files of a running task, never committed.\n*/lock\n*/control.json\n*/control.lock\n*/turns/\n*/spill/\n*.tmp-*\n"
+	for name, plant := range map[string]func() error{
+		"edited":   func() error { return os.WriteFile(path, []byte("!*\n"), 0o644) },
+		"user's":   func() error { return os.WriteFile(path, []byte("# mine\nnotes/\n"), 0o644) },
+		"older":    func() error { return os.WriteFile(path, []byte(older), 0o644) },
+		"symlink":  func() error { return os.Symlink(outside, path) },
+		"a folder": func() error { return os.Mkdir(path, 0o755) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			if err := os.MkdirAll(s.GrubDir(), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.RemoveAll(path); err != nil {
+				t.Fatal(err)
+			}
+			if err := plant(); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.EnsureGitignore(); err != nil {
+				t.Fatal(err)
+			}
+			if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
+				t.Fatalf(".gitignore is not a regular file: %v %v", fi, err)
+			}
+			if data, _ := os.ReadFile(path); string(data) != Gitignore {
+				t.Errorf(".gitignore after EnsureGitignore:\n%s\nwant grub's:\n%s", data, Gitignore)
+			}
+			if data, _ := os.ReadFile(outside); string(data) != "keep me\n" {
+				t.Errorf("the link's target was written: %q", data)
+			}
+		})
 	}
 }
 

@@ -2,22 +2,29 @@ package harness
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/grub-dev/grub/internal/atomicfile"
 )
 
 // WritePrompt writes the prompt of turn iteration of task id to
-// turns/NNNN.prompt.md in its folder, atomically, creating the folder, and
-// returns the file's absolute path.
+// turns/NNNN.prompt.md in its folder, atomically, and returns the file's
+// absolute path. turns/ is made a real folder first (a link or a file in
+// its place is removed, never followed), and a link or anything but a
+// regular file where the turn's transcript goes is removed, so that the
+// backend that creates it writes in the task folder.
 func (s *Store) WritePrompt(id string, iteration int, text string) (string, error) {
 	if !ValidID(id) {
 		return "", s.notFound(id)
 	}
-	path := s.turnFile(id, iteration, "prompt.md")
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if _, err := s.ensureOwnDir(id, DirTurns, true); err != nil {
 		return "", err
+	}
+	path := s.turnFile(id, iteration, "prompt.md")
+	for _, p := range []string{path, s.TranscriptPath(id, iteration)} {
+		if _, err := removeNonRegular(p, 0); err != nil {
+			return "", fmt.Errorf("remove %s: %w", s.Rel(p), err)
+		}
 	}
 	if err := atomicfile.WriteFile(path, []byte(text), 0o644); err != nil {
 		return "", err

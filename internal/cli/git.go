@@ -13,10 +13,19 @@ import (
 )
 
 // gitCommitter commits the work tree after every turn, with grub's
-// message and trailers; it never pushes, resets, rebases or amends.
-type gitCommitter struct{ repo *gitx.Repo }
+// message and trailers; it never pushes, resets, rebases or amends. Of
+// .grub it commits only what the repository's harness rule takes in
+// (openRepo), and it writes grub's own .grub/.gitignore back first if the
+// agent changed it.
+type gitCommitter struct {
+	repo  *gitx.Repo
+	store *harness.Store
+}
 
 func (g gitCommitter) Commit(ctx context.Context, c controller.Commit) (controller.CommitReport, error) {
+	if err := g.store.EnsureGitignore(); err != nil {
+		return controller.CommitReport{MaxSize: gitx.MaxFileSize}, err
+	}
 	done, err := g.repo.CommitTurn(ctx, gitx.Turn{TaskID: c.TaskID, Iteration: c.Iteration, Feature: c.Feature, Summary: c.Summary, Status: c.Status,
 		CostUSD: c.Usage.CostUSD, CostReported: c.Usage.CostReported})
 	rep := controller.CommitReport{MaxSize: gitx.MaxFileSize}
@@ -33,13 +42,18 @@ type gitChanges struct{ repo *gitx.Repo }
 func (g gitChanges) Snapshot() (string, error) { return g.repo.TreeHash(harness.GrubDirName) }
 
 // openRepo opens the workspace's git repository; nil without error when the
-// workspace is not in one.
+// workspace is not in one. Its scans and commits take in, of .grub, only
+// .grub/.gitignore and each task's tracked files (harness.TrackedFiles),
+// whatever the ignore rules say.
 func openRepo(root string) (*gitx.Repo, error) {
 	repo, err := gitx.Open(root)
 	if errors.Is(err, gitx.ErrNotRepo) {
 		return nil, nil
 	}
-	return repo, err
+	if err != nil {
+		return nil, err
+	}
+	return repo.WithHarness(gitx.HarnessFiles{Dir: harness.GrubDirName, Tracked: harness.TrackedFiles()}), nil
 }
 
 // checkFilters refuses to commit in a repository whose gitattributes name

@@ -350,7 +350,7 @@ func runTask(ctx context.Context, o runOptions) error {
 		if err := checkFilters(repo); err != nil {
 			return err
 		}
-		copts.Committer, copts.Changes = gitCommitter{repo}, gitChanges{repo}
+		copts.Committer, copts.Changes = gitCommitter{repo, o.Store}, gitChanges{repo}
 	}
 	if repo != nil {
 		copts.GitGuard = gitGuard{repo}
@@ -381,7 +381,7 @@ func printFinal(o runOptions, st *harness.State) error {
 	if err != nil {
 		return err
 	}
-	v.Sandbox = newSandboxView(st, o.Store.Root, o.Landlock)
+	v.Sandbox = newSandboxView(st, o.Store.Root, o.Getenv, o.Landlock)
 	if o.JSON {
 		return writeJSON(o.IO.Out, schemas.StatusOutput, newStatusOutput(v))
 	}

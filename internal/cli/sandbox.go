@@ -279,8 +279,8 @@ func NewCmdSandboxExec() *cobra.Command {
 // procReaper ends what turns leave behind, grub being a child subreaper.
 type procReaper struct{}
 
-func (procReaper) Children() []harness.ProcessRef {
-	kids, err := proc.Children()
+func (procReaper) Descendants() []harness.ProcessRef {
+	kids, err := proc.Descendants()
 	if err != nil {
 		return nil
 	}
@@ -323,11 +323,17 @@ type sandboxView struct {
 	Problem string `json:"problem,omitempty"`
 }
 
-// newSandboxView resolves a task's sandbox settings on this system.
-func newSandboxView(st *harness.State, root string, probe landlockProbe) sandboxView {
+// newSandboxView resolves a task's sandbox settings on this system, with
+// the command's environment (Factory.Getenv; nil: an empty one, enough
+// for the mode and its origin, which the view shows and the environment
+// does not change) and kernel probe.
+func newSandboxView(st *harness.State, root string, getenv func(string) string, probe landlockProbe) sandboxView {
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
 	sb := st.Sandbox
 	v := sandboxView{NoNetwork: sb.NoNetwork, Allow: sb.Allow, PassEnv: sb.PassEnv}
-	setup, err := resolveSandbox(sb, st.Agent.Kind, root, os.Getenv, probe)
+	setup, err := resolveSandbox(sb, st.Agent.Kind, root, getenv, probe)
 	if err != nil {
 		v.Mode, v.From, v.Problem = sb.Mode, "--sandbox", err.Error()
 		return v

@@ -188,3 +188,15 @@ func TestSandboxFlagsRelativeAllow(t *testing.T) {
 		t.Errorf("sandbox settings %+v", sb)
 	}
 }
+
+// The sandbox view reads the command's environment (Factory.Getenv), not
+// the process's.
+func TestSandboxViewUsesTheFactoryEnv(t *testing.T) {
+	st := &harness.State{Agent: harness.Agent{Kind: harness.AgentClaude}, Sandbox: harness.Sandbox{Mode: "workspace-write"}}
+	var asked []string
+	getenv := func(k string) string { asked = append(asked, k); return "" }
+	v := newSandboxView(st, t.TempDir(), getenv, func() (int, bool) { return 4, true })
+	if v.Mode != "workspace-write" || !slices.Contains(asked, "HOME") {
+		t.Errorf("view %+v, asked %v; want the factory's environment consulted", v, asked)
+	}
+}

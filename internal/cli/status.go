@@ -17,8 +17,10 @@ type StatusOptions struct {
 	IO    *IOStreams
 	Store func() (*harness.Store, error)
 	Now   func() time.Time
-	// Landlock probes the kernel, for the sandbox line.
+	// Landlock probes the kernel, for the sandbox line; Getenv reads the
+	// environment (Factory.Getenv).
 	Landlock func() (int, bool)
+	Getenv   func(string) string
 
 	ID         string
 	JSON       bool
@@ -38,7 +40,7 @@ type StatusOptions struct {
 // NewCmdStatus builds grub status. runF, when not nil, replaces the run
 // function (tests use it to check flag parsing).
 func NewCmdStatus(f *Factory, runF func(*StatusOptions) error) *cobra.Command {
-	opts := &StatusOptions{IO: f.IO, Store: f.Store, Now: f.Now, Sleep: sleepCtx, Landlock: f.Landlock}
+	opts := &StatusOptions{IO: f.IO, Store: f.Store, Now: f.Now, Sleep: sleepCtx, Landlock: f.Landlock, Getenv: f.Getenv}
 	cmd := &cobra.Command{
 		Use:   "status [<id>] [--watch]",
 		Short: "Show a task's status, progress and budgets",
@@ -127,7 +129,7 @@ func statusRun(opts *StatusOptions) error {
 	if err != nil {
 		return err
 	}
-	v.Sandbox = newSandboxView(st, store.Root, opts.Landlock)
+	v.Sandbox = newSandboxView(st, store.Root, opts.Getenv, opts.Landlock)
 	if opts.JSON {
 		err = writeJSON(opts.IO.Out, schemas.StatusOutput, newStatusOutput(v))
 	} else {

@@ -122,7 +122,7 @@ func (v *taskView) Total() int {
 // does not fail the view: the last list the controller accepted is counted
 // instead, with a note.
 func loadTaskView(store *harness.Store, st *harness.State) (*taskView, error) {
-	v := &taskView{State: st, Dir: store.Rel(store.Dir(st.ID)), Sandbox: newSandboxView(st, store.Root, nil)}
+	v := &taskView{State: st, Dir: store.Rel(store.Dir(st.ID)), Sandbox: newSandboxView(st, store.Root, nil, nil)}
 	info, held, err := store.Holder(st.ID)
 	if err != nil {
 		return nil, err

@@ -12,7 +12,9 @@
 // binary.
 //
 // Staging follows `git add -A .` run in the workspace: .gitignore files at
-// every level, .git/info/exclude and the global excludes file are honoured,
+// every level, .git/info/exclude and the global excludes file are honoured
+// (except in grub's own folder, where the HarnessFiles rule given to
+// WithHarness decides alone, harness.go),
 // deleted files leave the index, and a workspace that is a subfolder of the
 // repository commits only that subfolder. It does not use go-git's
 // Worktree.Status or AddWithOptions, which hash every file and walk ignored
@@ -31,6 +33,9 @@
 //
 // gitx never pushes, resets, rebases, amends or moves any reference other
 // than the current branch (or a detached HEAD). It may import the standard
-// library, go-git (with its go-billy file system) and internal/termsafe (to escape the agent's text in
-// commit messages); nothing else of grub.
+// library, go-git (with its go-billy file system), internal/termsafe (to
+// escape the agent's text in commit messages) and internal/atomicfile (the
+// guard's restores go through grub's one atomic writer); nothing else of
+// grub. grub's own names (the tasks folder, its tracked files) come in
+// through HarnessFiles: gitx never imports harness.
 package gitx

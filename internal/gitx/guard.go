@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/grub-dev/grub/internal/atomicfile"
 )
 
 // The guard keeps a turn from planting programs that git would later run
@@ -402,30 +404,10 @@ func unblock(base, p string) error {
 	}
 }
 
-// writeRestored writes a file through a temporary file in the same folder
-// and a rename, so it replaces whatever is at p (a link included) without
-// following it.
+// writeRestored writes a file with grub's one atomic writer
+// (internal/atomicfile: a temp file in the same folder, fsync, rename,
+// folder fsync), so it replaces whatever is at p (a link included)
+// without following it, and a crash leaves the old or the new file.
 func writeRestored(p string, data []byte, mode fs.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(p), ".grub-restore-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(mode)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, p)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
+	return atomicfile.WriteFile(p, data, mode)
 }

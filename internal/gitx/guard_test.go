@@ -349,3 +349,45 @@ func TestNamesProgram(t *testing.T) {
 		}
 	}
 }
+
+// writeRestored goes through grub's one atomic writer: a link in place of
+// the file is replaced, not followed, and no temp file is left; the temp
+// name is atomicfile's (checked through a folder that refuses the rename:
+// the failure names the target, as atomicfile's errors do).
+func TestWriteRestoredIsAtomicfile(t *testing.T) {
+	dir := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(outside, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "pre-commit")
+	if err := os.Symlink(outside, p); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeRestored(p, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(outside); string(data) != "keep" {
+		t.Errorf("the link's target was written: %q", data)
+	}
+	if fi, err := os.Lstat(p); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o755 {
+		t.Errorf("restored file: %v %v", fi, err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("folder holds %d entries, want the file alone", len(entries))
+	}
+	// A folder in the way: atomicfile's error names the target path.
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(p, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(p, "x"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := writeRestored(p, []byte("x"), 0o644)
+	if err == nil || !strings.HasPrefix(err.Error(), "write "+p+":") {
+		t.Errorf("writeRestored over a folder = %v, want atomicfile's error naming %s", err, p)
+	}
+}

@@ -30,8 +30,9 @@ var ErrHasCommits = errors.New("the repository already has commits")
 // config change made meanwhile is seen), and commits serialize on git's own
 // .git/index.lock.
 type Repo struct {
-	root   string // absolute work tree root
-	prefix string // workspace relative to root, slash-separated; "" at the root
+	root    string        // absolute work tree root
+	prefix  string        // workspace relative to root, slash-separated; "" at the root
+	harness *HarnessFiles // grub's folder's commit rule; nil: none (WithHarness)
 }
 
 // Open finds the git work tree that contains workspace, looking in the

@@ -50,6 +50,9 @@ type scanner struct {
 	jobs     []fileJob               // files found by the walk
 	out      []*index.Entry
 	tooBig   []LeftOut // files left out for their size, by repository path
+
+	harnessDir     string          // grub's folder (repository path); "": no harness rule
+	harnessTracked map[string]bool // the names committed in a task folder
 }
 
 func newScanner(ctx context.Context, r *Repo, idx *index.Index, cfg *gitConfig, store *filesystem.Storage, exclude []string) *scanner {
@@ -63,6 +66,7 @@ func newScanner(ctx context.Context, r *Repo, idx *index.Index, cfg *gitConfig, 
 		exclude:  make(map[string]bool),
 		maxSize:  MaxFileSize,
 	}
+	s.harnessDir, s.harnessTracked = r.harnessRule()
 	for _, e := range idx.Entries {
 		if !r.inScope(e.Name) {
 			continue
@@ -178,6 +182,12 @@ func (s *scanner) walk(dir string, comps []string, ps []gitignore.Pattern, ignor
 			}
 			ign := ignoredDir || matchIgnored(ps, p, true)
 			if ign && !s.hasTrackedUnder(rel) {
+				continue
+			}
+			if rel == s.harnessDir {
+				if err := s.walkHarness(rel); err != nil {
+					return err
+				}
 				continue
 			}
 			if err := s.walk(rel, p, ps, ign); err != nil {

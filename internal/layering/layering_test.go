@@ -3,6 +3,7 @@ package layering
 import (
 	"go/build"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -96,7 +97,7 @@ func load(t *testing.T) map[string]pkg {
 		if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "bin") {
 			return filepath.SkipDir
 		}
-		bp, err := build.ImportDir(path, 0)
+		bp, err := importAll(path)
 		if err != nil {
 			if _, ok := err.(*build.NoGoError); ok {
 				return nil
@@ -115,6 +116,53 @@ func load(t *testing.T) map[string]pkg {
 		t.Fatalf("found only %d packages under %s", len(pkgs), root)
 	}
 	return pkgs
+}
+
+// importAll reads the package in dir with the files of every OS and
+// architecture and every build tag (a controller_windows.go importing
+// go-openai must not pass because the tests run on Linux), leaving out
+// only files marked `//go:build ignore` (programs run with go run).
+func importAll(dir string) (*build.Package, error) {
+	ctx := build.Default
+	ctx.UseAllFiles = true
+	ctx.ReadDir = func(d string) ([]fs.FileInfo, error) {
+		entries, err := os.ReadDir(d)
+		if err != nil {
+			return nil, err
+		}
+		var out []fs.FileInfo
+		for _, e := range entries {
+			if strings.HasSuffix(e.Name(), ".go") && ignored(filepath.Join(d, e.Name())) {
+				continue
+			}
+			fi, err := e.Info()
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, fi)
+		}
+		return out, nil
+	}
+	return ctx.ImportDir(dir, 0)
+}
+
+// ignored reports whether the Go file at path has a `//go:build ignore`
+// constraint before its package clause.
+func ignored(path string) bool {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "package ") {
+			return false
+		}
+		if strings.HasPrefix(line, "//go:build ") && strings.Fields(line)[1] == "ignore" {
+			return true
+		}
+	}
+	return false
 }
 
 func isStd(path string) bool {

@@ -34,7 +34,8 @@ const abiRefer = 2
 // Filesystem (modes workspace-write and read-only): every access right the
 // kernel knows is handled; "/" gets read, read-dir and execute; each
 // writable path gets every right (on directories also moving and linking
-// files in and out, where the ABI has it); devices also get ioctl.
+// files in and out, where the ABI has it); of the devices only
+// IoctlDevices also get ioctl (never a terminal: see Devices).
 // Without NoNetwork, connecting to pathname Unix sockets (ABI 9) stays
 // allowed everywhere.
 //
@@ -108,7 +109,7 @@ func writeRule(p Policy, path string, abi int) (landlock.Rule, error) {
 	} else {
 		rule = landlock.RWFiles(path)
 	}
-	if slices.Contains(Devices, path) {
+	if slices.Contains(IoctlDevices, path) {
 		rule = rule.WithIoctlDev()
 	}
 	return rule.IgnoreIfMissing(), nil

@@ -95,11 +95,25 @@ func (p Policy) Confines() bool { return p.Mode != ModeOff || p.NoNetwork }
 
 // Devices are the device files and directories a command may write in
 // any confining mode: the bit bucket and friends that shells and build
-// tools open for writing, the controlling terminal and pseudo-terminals
-// (ioctls allowed, for tools that set terminal modes), and POSIX shared
-// memory (/dev/shm, used by Python's multiprocessing and semaphores).
-// Reading any of /dev is allowed like the rest of the filesystem.
+// tools open for writing, the controlling terminal and pseudo-terminals,
+// and POSIX shared memory (/dev/shm, used by Python's multiprocessing and
+// semaphores). Reading any of /dev is allowed like the rest of the
+// filesystem.
+//
+// No terminal a command opens gets ioctls (Landlock ABI 5 and later):
+// with them a command could open /dev/tty or the user's /dev/pts/N and
+// push keystrokes into the user's shell with TIOCSTI (which kernels with
+// dev.tty.legacy_tiocsti=1 still allow the terminal's owner), or change
+// its modes. Only IoctlDevices keep them.
 var Devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts", "/dev/shm"}
+
+// IoctlDevices are the Devices whose files keep ioctl rights: /dev/ptmx,
+// whose ioctls (TIOCGPTN, TIOCSPTLCK) allocate a new pseudo-terminal and
+// act on its master only, never on a terminal the command did not make.
+// The new terminal's other end, under /dev/pts, gets none, so a tool that
+// sets its modes (tcsetattr) fails inside the sandbox: the price of
+// keeping the user's terminals out of reach.
+var IoctlDevices = []string{"/dev/ptmx"}
 
 // WritablePaths returns, in order, the paths a command may write under
 // the policy, computed from the current environment without running any

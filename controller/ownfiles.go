@@ -1,0 +1,27 @@
+package controller
+
+// checkOwnFiles is the referee's check of the files grub writes after a
+// turn: a progress-log.md the agent replaced by a link (to ~/.bashrc, say),
+// a folder or a hard link to another file, and a turns/ or spill/ folder
+// replaced by a link or a file, are illegal edits. grub puts its own back
+// (the log with its content, kept at the turn's start, the folders empty)
+// and fails the turn naming each. Nothing grub writes afterwards goes
+// through the agent's link.
+func (c *Controller) checkOwnFiles(out *outcome) error {
+	id := c.st.ID
+	bad, err := c.store.RepairProgressLog(id)
+	if err != nil {
+		return err
+	}
+	if bad != nil {
+		out.fail("illegal edit: %v; grub put its log back as a regular file with its content (append notes to it, never replace it)", bad)
+	}
+	dirs, err := c.store.CheckTurnDirs(id)
+	if err != nil {
+		return err
+	}
+	for _, d := range dirs {
+		out.fail("illegal edit: %v", d)
+	}
+	return nil
+}

@@ -1,0 +1,96 @@
+package gitx
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	git "github.com/go-git/go-git/v5"
+
+	"github.com/grub-dev/grub/harness"
+)
+
+// The issue's repro: the agent writes `!*` to .grub/.gitignore (and, in a
+// second case, an empty one) and leaves runtime files and a stray file in
+// the task folder, and a link in place of a tracked file's name. The turn
+// commit holds, under .grub, only .grub/.gitignore and the task's tracked
+// regular files, whatever the ignore rules say.
+func TestHarnessRuleOverridesGitignore(t *testing.T) {
+	for name, hostile := range map[string]string{"negate all": "!*\n", "empty": ""} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			if _, err := git.PlainInit(dir, false); err != nil {
+				t.Fatal(err)
+			}
+			s, err := harness.Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := &harness.State{Goal: "g", Status: harness.StatusRunning, Limits: harness.DefaultLimits(), Agent: harness.Agent{Kind: "codex"}}
+			if err := s.Create(st); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(s.GrubDir(), ".gitignore"), []byte(hostile), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			td := s.Dir(st.ID)
+			write(t, td, map[string]string{
+				harness.FileLock:    `{"pid":1}`,
+				harness.FileControl: `{}`,
+				"turns/0001.jsonl":  "{}",
+				"spill/shell-1.txt": "out",
+				"stray.bin":         strings.Repeat("x", 1<<20),
+			})
+			write(t, s.GrubDir(), map[string]string{"other/notes.md": "n", "top.txt": "t"})
+			if err := os.Symlink("/etc/passwd", s.Path(st.ID, harness.FileFeatureList)); err != nil {
+				t.Fatal(err)
+			}
+			write(t, dir, map[string]string{"src/main.go": "package main\n"})
+
+			r, err := Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r = r.WithHarness(HarnessFiles{Dir: harness.GrubDirName, Tracked: harness.TrackedFiles()})
+			c, err := r.CommitTurn(context.Background(), Turn{TaskID: st.ID, Iteration: 1, Summary: "s", Status: "running"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var under []string
+			files := commitFiles(t, dir, c.Hash)
+			for f := range files {
+				if strings.HasPrefix(f, ".grub/") {
+					under = append(under, f)
+				}
+			}
+			sort.Strings(under)
+			p := ".grub/" + st.ID + "/"
+			want := []string{".grub/.gitignore", p + harness.FileChecklist, p + harness.FileInitScript, p + harness.FileProgressLog, p + harness.FileState}
+			if strings.Join(under, " ") != strings.Join(want, " ") {
+				t.Errorf("the commit holds under .grub:\n%v\nwant:\n%v", under, want)
+			}
+			if !files["src/main.go"] {
+				t.Errorf("the commit lacks the workspace's own file")
+			}
+		})
+	}
+}
+
+// A file the rule does not take in that an earlier commit holds (one made
+// before the rule, through a hostile .gitignore) leaves the index with the
+// next turn commit.
+func TestHarnessRuleDropsTrackedStrays(t *testing.T) {
+	dir, r := committedRepo(t, map[string]string{".grub/0a1b2c3d/lock": "{}", ".grub/0a1b2c3d/state.json": "{}", "a.txt": "a"})
+	r = r.WithHarness(HarnessFiles{Dir: ".grub", Tracked: []string{"state.json"}})
+	mustCommit(t, r, Turn{TaskID: "0a1b2c3d", Iteration: 1, Summary: "s", Status: "running"})
+	files := headFiles(t, dir)
+	if _, ok := files[".grub/0a1b2c3d/lock"]; ok {
+		t.Errorf("the lock is still committed: %v", keys(files))
+	}
+	if _, ok := files[".grub/0a1b2c3d/state.json"]; !ok {
+		t.Errorf("state.json left the commit: %v", keys(files))
+	}
+}
