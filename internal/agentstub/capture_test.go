@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -71,7 +72,7 @@ var captureCases = []captureCase{
 	{file: "codex/error-500.jsonl", program: "codex", args: append(append([]string{}, codexFlags...), "-"), fault: FaultServer,
 		about: "every request answered 500, request_max_retries and stream_max_retries 0"},
 	{file: "codex/unreachable.jsonl", program: "codex", args: append(append([]string{}, codexFlags...), "-"), closed: true,
-		timeout: 90 * time.Second, about: "the provider's base_url is a closed port, Codex's default retries"},
+		timeout: 60 * time.Second, about: "the provider's base_url is a closed port, Codex's default retries"},
 }
 
 // capturePrompt is a real grub prompt (the initializer golden file), for a
@@ -176,6 +177,11 @@ func runCapture(t *testing.T, c captureCase, bin, prompt, harness string) ([]byt
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, c.args...)
+	// codex is a node script that starts the native program: end the
+	// whole process group, and stop waiting for output soon after.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
 	cmd.Dir, cmd.Env = ws, hermeticEnv(t, home, tr, extra...)
 	cmd.Stdin = strings.NewReader(prompt)
 	var stdout, stderr bytes.Buffer
