@@ -1,6 +1,7 @@
 package agentstub
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -151,8 +152,12 @@ func (b Brain) featureList(goal string, passed int) string {
 		}
 		l.Features = append(l.Features, f)
 	}
-	data, _ := json.MarshalIndent(l, "", "  ")
-	return string(data)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // the goal as the user wrote it, & and < included
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(l)
+	return strings.TrimSuffix(buf.String(), "\n")
 }
 
 // heredoc is a shell command writing content to path.
