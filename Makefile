@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: build test lint bench fuzz
+.PHONY: build test lint bench fuzz test-real-agents capture-real-agents
 
 build:
 	$(GO) build -o bin/grub ./cmd/grub
@@ -37,3 +37,19 @@ fuzz:
 		echo "fuzz $$pkg $$name"; \
 		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	done
+
+# Run whole tasks with the real Claude Code and Codex CLIs (installed from
+# npm into a cache folder by scripts/install-real-agents.sh) against the stub
+# model server in internal/agentstub. Not part of `make test`: it needs npm
+# once, to install, and takes a minute. Nothing leaves the machine.
+REAL_AGENTS_TIMEOUT ?= 15m
+test-real-agents:
+	@bin=$$(scripts/install-real-agents.sh | tail -n 1) && \
+	GRUB_REAL_AGENTS_BIN="$$bin" $(GO) test -tags realagents -count=1 -timeout $(REAL_AGENTS_TIMEOUT) -v -run 'CompletesTask' ./internal/agentstub/
+
+# Capture the real programs' output (success, errors, max-turns, stream-json,
+# codex events) into agent/backend/testdata/real, the parsers' fixtures.
+capture-real-agents:
+	@bin=$$(scripts/install-real-agents.sh | tail -n 1) && \
+	GRUB_REAL_AGENTS_BIN="$$bin" GRUB_CAPTURE_FIXTURES="$(CURDIR)/agent/backend/testdata/real" \
+	$(GO) test -tags realagents -count=1 -timeout $(REAL_AGENTS_TIMEOUT) -v -run 'Capture' ./internal/agentstub/
