@@ -21,6 +21,7 @@ bench:
 FUZZTIME ?= 30s
 FUZZ_TARGETS = \
 	./loopstate:FuzzParse \
+	./prompts:FuzzNeutraliseAndFence \
 	./featurelist:FuzzParse \
 	./featurelist:FuzzCheckTurnBytes \
 	./harness:FuzzDecodeState \

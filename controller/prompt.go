@@ -29,6 +29,8 @@ func (c *Controller) buildPrompt(p harness.Pending) (string, string, error) {
 			RecoveredUnknownTurn: p.RecoveredUnknownTurn,
 			Answer:               p.Answer,
 			Question:             p.AnswerTo,
+			Options:              p.AnswerOptions,
+			Choice:               p.AnswerChoice,
 			ObjectiveUpdated:     goalChange, Steer: p.Steer,
 		})
 		return text, "", err
@@ -44,6 +46,8 @@ func (c *Controller) buildPrompt(p harness.Pending) (string, string, error) {
 		Steer:                p.Steer,
 		Answer:               p.Answer,
 		Question:             p.AnswerTo,
+		Options:              p.AnswerOptions,
+		Choice:               p.AnswerChoice,
 		TokensUsed:           st.Usage.TokensUsed,
 		TokenBudget:          st.Limits.TokenBudget,
 	}

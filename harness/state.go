@@ -281,6 +281,10 @@ type Pending struct {
 	Steer                []string    `json:"steer,omitempty"`
 	Answer               string      `json:"answer,omitempty"`
 	AnswerTo             string      `json:"answerTo,omitempty"` // the question Answer answers
+	// AnswerOptions are the options the question offered; AnswerChoice is
+	// the one Answer picks (1-based), 0 when Answer is free text.
+	AnswerOptions []string `json:"answerOptions,omitempty"`
+	AnswerChoice  int      `json:"answerChoice,omitempty"`
 }
 
 // GoalChange records an edit of the goal.

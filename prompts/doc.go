@@ -7,9 +7,12 @@
 // prompt carries everything the turn needs: the rules, the counts, the one
 // proposed feature, the last check and decision, and the notes the controller
 // queued. Every string that comes from the user, the agent or a command is
-// clipped to a fixed size where it could grow without bound and escaped with
-// EscapeUntrusted before it reaches a template, so it cannot close a tag or
-// forge a <loop-state> block. Every loop-state example is written with
+// clipped to a fixed size where it could grow without bound and reaches the
+// template byte-exact (a model copies commands from it), inside a fence
+// (Fence, Code) longer than any backtick run in it, with only the sequences
+// that could close one of the prompt's tags or open a <loop-state> block
+// neutralised (NeutraliseTags), so it cannot end its block or forge a
+// decision. Every loop-state example is written with
 // placeholders that do not validate against schemas/loop-state.schema.json.
 //
 // It is a leaf: it imports only the standard library (text/template, never

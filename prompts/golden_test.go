@@ -141,6 +141,12 @@ func goldenCases() []goldenCase {
 			p.Question = "GitHub only, or GitHub and Google?"
 			p.LastDecision = &Decision{Status: "blocked", Summary: "Need a decision on providers.", Blocker: "Two providers double the work.", Question: "GitHub only, or GitHub and Google?"}
 		})},
+		{"execution-answer-option", exec(func(p *Execution) {
+			p.Next.Verify = "test -f b.txt && grep -q '<a href=\"/login\">' b.txt"
+			p.Question = "Which provider first?"
+			p.Options = []string{"GitHub", "Google", "both at once"}
+			p.Answer, p.Choice = "2", 2
+		})},
 		{"execution-all-passing", exec(func(p *Execution) {
 			p.Passing, p.Total, p.Next = 18, 18, nil
 			p.LastInit = &Check{Command: ".grub/0a1b2c3d/init.sh", ExitCode: 1, OutputTail: longOutput}

@@ -29,6 +29,13 @@ const (
 	// MaxSteps is the most steps of a feature a prompt lists; the rest are
 	// counted and left in feature-list.json.
 	MaxSteps = 30
+	// MaxCommand is the most of a command (a feature's verify command, the
+	// init.sh command) a prompt shows. A command that fits is shown
+	// byte-exact.
+	MaxCommand = 4000
+	// MaxOptions is the most options of the agent's question an answer
+	// section lists; the rest are counted.
+	MaxOptions = 30
 )
 
 // Locales are the prompt languages grub ships, in the order error messages
@@ -55,7 +62,7 @@ type GoalChange struct{ Old, New string }
 type Initializer struct {
 	Locale      string // "en" or "zh"
 	TaskID      string
-	Goal        string // the user's goal; rendered escaped, as data
+	Goal        string // the user's goal; rendered fenced, as data
 	Paths       Paths
 	MinFeatures int
 	MaxFeatures int
@@ -68,8 +75,10 @@ type Initializer struct {
 	RecoveredUnknownTurn bool
 	ObjectiveUpdated     *GoalChange
 	Steer                []string // guidance queued by the user, each quoted once
-	Answer               string   // the user's answer to the agent's question
+	Answer               string   // the user's answer to the agent's question, as typed
 	Question             string   // the question Answer answers, if known
+	Options              []string // the options the question offered, if any
+	Choice               int      // the option Answer picks, 1-based; 0 for a free-text answer
 }
 
 // FeatureRef is the one feature an execution prompt proposes.
@@ -98,7 +107,7 @@ type Decision struct{ Status, Summary, NextStep, Blocker, Question string }
 type Execution struct {
 	Locale        string
 	TaskID        string
-	Goal          string // the current goal; rendered escaped, as data
+	Goal          string // the current goal; rendered fenced, as data
 	Paths         Paths
 	Iteration     int
 	MaxIterations int
@@ -123,8 +132,10 @@ type Execution struct {
 	BlockedReexamine string
 	ObjectiveUpdated *GoalChange
 	Steer            []string // guidance queued by the user, each quoted once
-	Answer           string   // the user's answer to the agent's question
+	Answer           string   // the user's answer to the agent's question, as typed
 	Question         string   // the question Answer answers, if known
+	Options          []string // the options the question offered, if any
+	Choice           int      // the option Answer picks, 1-based; 0 for a free-text answer
 	TokensUsed       int64
 	TokenBudget      int64 // 0 = no budget
 }
@@ -198,14 +209,6 @@ func (l *locale) execute(name string, data any) (string, error) {
 	return strings.TrimRight(b.String(), "\n") + "\n", nil
 }
 
-var escaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
-
-// EscapeUntrusted makes s safe to place inside a tagged block of a prompt:
-// &, < and > become &amp;, &lt; and &gt;, so s can neither close the block
-// (</goal>) nor forge a tag such as <loop-state>. Prompts tell the model
-// about this escaping.
-func EscapeUntrusted(s string) string { return escaper.Replace(s) }
-
 // RenderInitializer renders the initializer prompt.
 func RenderInitializer(p Initializer) (string, error) {
 	l, err := lookup(p.Locale)
@@ -216,8 +219,8 @@ func RenderInitializer(p Initializer) (string, error) {
 		return "", err
 	}
 	v := initView{
-		TaskID:           EscapeUntrusted(p.TaskID),
-		Goal:             EscapeUntrusted(p.Goal),
+		TaskID:           NeutraliseTags(p.TaskID),
+		Goal:             Fence(p.Goal),
 		Paths:            newPathsView(p.Paths),
 		MinFeatures:      p.MinFeatures,
 		MaxFeatures:      p.MaxFeatures,
@@ -225,9 +228,8 @@ func RenderInitializer(p Initializer) (string, error) {
 		Failure:          l.note(p.Failure),
 		Recovered:        p.RecoveredUnknownTurn,
 		ObjectiveUpdated: goalChangeView(p.ObjectiveUpdated),
-		Steer:            escapeAll(p.Steer),
-		Answer:           EscapeUntrusted(strings.TrimSpace(p.Answer)),
-		Question:         l.field(p.Question, MaxField),
+		Steer:            fenceAll(p.Steer),
+		Answer:           l.answer(p.Answer, p.Question, p.Options, p.Choice),
 	}
 	return l.execute("initializer", v)
 }
@@ -242,8 +244,8 @@ func RenderExecution(p Execution) (string, error) {
 		return "", err
 	}
 	v := execView{
-		TaskID:             EscapeUntrusted(p.TaskID),
-		Goal:               EscapeUntrusted(p.Goal),
+		TaskID:             NeutraliseTags(p.TaskID),
+		Goal:               Fence(p.Goal),
 		Paths:              newPathsView(p.Paths),
 		Iteration:          p.Iteration,
 		MaxIterations:      p.MaxIterations,
@@ -254,9 +256,8 @@ func RenderExecution(p Execution) (string, error) {
 		CompletionRejected: l.note(p.CompletionRejected),
 		BlockedReexamine:   l.note(p.BlockedReexamine),
 		ObjectiveUpdated:   goalChangeView(p.ObjectiveUpdated),
-		Steer:              escapeAll(p.Steer),
-		Answer:             EscapeUntrusted(strings.TrimSpace(p.Answer)),
-		Question:           l.field(p.Question, MaxField),
+		Steer:              fenceAll(p.Steer),
+		Answer:             l.answer(p.Answer, p.Question, p.Options, p.Choice),
 		TokensUsed:         p.TokensUsed,
 		TokenBudget:        p.TokenBudget,
 	}
@@ -265,10 +266,12 @@ func RenderExecution(p Execution) (string, error) {
 	}
 	if f := p.Next; f != nil {
 		fv := &featureView{
-			ID:          EscapeUntrusted(f.ID),
-			Category:    EscapeUntrusted(f.Category),
-			Description: l.field(f.Description, MaxField),
-			Verify:      l.field(f.Verify, MaxField),
+			ID:          l.inline(f.ID, MaxField),
+			Category:    l.inline(f.Category, MaxField),
+			Description: l.inline(f.Description, MaxField),
+		}
+		if strings.TrimSpace(f.Verify) != "" {
+			fv.Verify = l.inline(f.Verify, MaxCommand)
 		}
 		steps := f.Steps
 		if len(steps) > MaxSteps {
@@ -276,41 +279,45 @@ func RenderExecution(p Execution) (string, error) {
 			steps = steps[:MaxSteps]
 		}
 		for _, s := range steps {
-			fv.Steps = append(fv.Steps, l.field(s, MaxStep))
+			fv.Steps = append(fv.Steps, l.inline(s, MaxStep))
 		}
 		v.Next = fv
 	}
 	if c := p.LastInit; c != nil {
 		tail, cut := clipOutput(strings.TrimRight(c.OutputTail, " \t\r\n"), MaxOutputTail)
 		v.LastInit = &checkView{
-			Command:    l.field(c.Command, MaxField),
-			ExitCode:   c.ExitCode,
-			Passed:     c.Passed,
-			TimedOut:   c.TimedOut,
-			OutputTail: EscapeUntrusted(tail),
-			Cut:        cut,
+			Command:  l.inline(c.Command, MaxCommand),
+			ExitCode: c.ExitCode,
+			Passed:   c.Passed,
+			TimedOut: c.TimedOut,
+			Cut:      cut,
+		}
+		if tail != "" {
+			v.LastInit.OutputTail = Fence(tail)
 		}
 	}
 	if d := p.LastDecision; d != nil {
-		v.LastDecision = &Decision{
-			Status:   l.field(d.Status, MaxField),
-			Summary:  l.field(d.Summary, MaxField),
-			NextStep: l.field(d.NextStep, MaxField),
-			Blocker:  l.field(d.Blocker, MaxField),
-			Question: l.field(d.Question, MaxField),
+		dv := &decisionView{
+			Status:   l.text(d.Status, MaxField),
+			Summary:  l.text(d.Summary, MaxField),
+			NextStep: l.text(d.NextStep, MaxField),
+			Blocker:  l.text(d.Blocker, MaxField),
+			Question: l.text(d.Question, MaxField),
 		}
+		dv.Fence = fenceFor(dv.Status + dv.Summary + dv.NextStep + dv.Blocker + dv.Question)
+		v.LastDecision = dv
 	}
 	return l.execute("execution", v)
 }
 
 // RenderWrapUp renders the wrap-up request a built-in agent sends when the
-// budget is spent mid-turn.
+// budget is spent mid-turn. The reason is grub's own words, not fenced.
 func RenderWrapUp(p WrapUp) (string, error) {
 	l, err := lookup(p.Locale)
 	if err != nil {
 		return "", err
 	}
-	return l.execute("wrapup", wrapView{Reason: l.field(p.Reason, MaxField)})
+	return l.execute("wrapup", wrapView{Reason: l.text(p.Reason, MaxField)})
 }
 
 func checkGoalChange(goal string, c *GoalChange) error {
@@ -321,20 +328,23 @@ func checkGoalChange(goal string, c *GoalChange) error {
 }
 
 // The views below are what templates see: every string in them is already
-// clipped and escaped, so a template cannot forget to.
+// clipped, fenced (or quoted as code) and neutralised, so a template cannot
+// forget to.
 
 type pathsView struct {
 	HarnessDir, FeatureList, ProgressLog, InitScript, Checklist, StateFile string
 }
 
+// newPathsView keeps the paths as they are (grub makes them), tags
+// neutralised all the same.
 func newPathsView(p Paths) pathsView {
 	return pathsView{
-		HarnessDir:  EscapeUntrusted(p.HarnessDir),
-		FeatureList: EscapeUntrusted(p.FeatureList),
-		ProgressLog: EscapeUntrusted(p.ProgressLog),
-		InitScript:  EscapeUntrusted(p.InitScript),
-		Checklist:   EscapeUntrusted(p.Checklist),
-		StateFile:   EscapeUntrusted(p.StateFile),
+		HarnessDir:  NeutraliseTags(p.HarnessDir),
+		FeatureList: NeutraliseTags(p.FeatureList),
+		ProgressLog: NeutraliseTags(p.ProgressLog),
+		InitScript:  NeutraliseTags(p.InitScript),
+		Checklist:   NeutraliseTags(p.Checklist),
+		StateFile:   NeutraliseTags(p.StateFile),
 	}
 }
 
@@ -347,7 +357,17 @@ type initView struct {
 	Recovered                bool
 	ObjectiveUpdated         *GoalChange
 	Steer                    []string
-	Answer, Question         string
+	Answer                   *answerView
+}
+
+// answerView is the user's answer with the question it answers.
+type answerView struct {
+	Question    string   // fenced; "" when not known
+	Options     []string // each as code
+	MoreOptions int      // options left out of Options
+	Choice      int      // the chosen option, 1-based; 0 for a free-text answer
+	Typed       string   // what the user typed, as code (shown with a choice)
+	Answer      string   // fenced: the chosen option's text, or the answer as typed
 }
 
 type featureView struct {
@@ -366,6 +386,12 @@ type checkView struct {
 	Cut        int // bytes cut from the front of the output
 }
 
+// decisionView is the last decision: its fields share one fence.
+type decisionView struct {
+	Fence                                        string
+	Status, Summary, NextStep, Blocker, Question string
+}
+
 type execView struct {
 	TaskID, Goal             string
 	Paths                    pathsView
@@ -373,14 +399,14 @@ type execView struct {
 	Passing, Total           int
 	Next                     *featureView
 	LastInit                 *checkView
-	LastDecision             *Decision
+	LastDecision             *decisionView
 	Failure                  string
 	Recovered                bool
 	CompletionRejected       string
 	BlockedReexamine         string
 	ObjectiveUpdated         *GoalChange
 	Steer                    []string
-	Answer, Question         string
+	Answer                   *answerView
 	TokensUsed, TokenBudget  int64
 	TokensPercent            int64
 }
@@ -391,35 +417,94 @@ func goalChangeView(c *GoalChange) *GoalChange {
 	if c == nil {
 		return nil
 	}
-	return &GoalChange{Old: EscapeUntrusted(c.Old), New: EscapeUntrusted(c.New)}
+	return &GoalChange{Old: Fence(c.Old), New: Fence(c.New)}
 }
 
-// escapeAll escapes each non-blank message and drops blank ones.
-func escapeAll(msgs []string) []string {
+// fenceAll fences each non-blank message and drops blank ones.
+func fenceAll(msgs []string) []string {
 	var out []string
 	for _, m := range msgs {
 		if m = strings.TrimSpace(m); m != "" {
-			out = append(out, EscapeUntrusted(m))
+			out = append(out, Fence(m))
 		}
 	}
 	return out
 }
 
-// note trims, clips (head and tail) and escapes a controller note.
-func (l *locale) note(s string) string { return l.field(s, MaxNote) }
+// answer builds the answer section's view; nil when there is no answer.
+// choice is the 1-based option the answer picks, 0 for free text; a choice
+// outside the options counts as free text.
+func (l *locale) answer(answer, question string, options []string, choice int) *answerView {
+	answer = strings.TrimSpace(answer)
+	if answer == "" {
+		return nil
+	}
+	v := &answerView{Answer: Fence(answer)}
+	if strings.TrimSpace(question) != "" {
+		v.Question = l.note(question)
+	}
+	shown := options
+	if len(shown) > MaxOptions {
+		v.MoreOptions = len(shown) - MaxOptions
+		shown = shown[:MaxOptions]
+	}
+	for _, o := range shown {
+		v.Options = append(v.Options, l.inline(o, MaxField))
+	}
+	if choice >= 1 && choice <= len(options) && strings.TrimSpace(options[choice-1]) != "" {
+		v.Choice = choice
+		v.Typed = Code(answer)
+		v.Answer = l.note(options[choice-1])
+	}
+	return v
+}
 
-// field trims s, clips it to max bytes keeping a quarter from the head and
-// the rest from the tail, and escapes it.
-func (l *locale) field(s string, max int) string {
+// note trims, clips (head and tail) and fences a controller note or other
+// multi-line text; a blank one is "", so its section is left out.
+func (l *locale) note(s string) string {
+	head, tail, cut := clip(s, MaxNote)
+	if head == "" {
+		return ""
+	}
+	if cut == 0 {
+		return Fence(head)
+	}
+	return Fence(head + " " + fmt.Sprintf(l.cut, cut) + " " + tail)
+}
+
+// text trims, clips (head and tail) and neutralises s, for a place whose
+// fence the caller draws.
+func (l *locale) text(s string, max int) string {
+	head, tail, cut := clip(s, max)
+	if cut == 0 {
+		return NeutraliseTags(head)
+	}
+	return NeutraliseTags(head) + " " + fmt.Sprintf(l.cut, cut) + " " + NeutraliseTags(tail)
+}
+
+// inline trims s, clips it to max bytes and quotes it as code: whole when
+// it fits, so a command or id is shown byte-exact; else its head and tail
+// as two spans around the marker of what was cut.
+func (l *locale) inline(s string, max int) string {
+	head, tail, cut := clip(s, max)
+	if cut == 0 {
+		return Code(head)
+	}
+	return Code(head) + " " + fmt.Sprintf(l.cut, cut) + " " + Code(tail)
+}
+
+// clip trims s and, when it is longer than max bytes, keeps a quarter of
+// max from the head and the rest from the tail, returning both and how
+// many bytes were cut between them. A text that fits is all head.
+func clip(s string, max int) (head, tail string, cut int) {
 	s = strings.TrimSpace(s)
 	if len(s) <= max {
-		return EscapeUntrusted(s)
+		return s, "", 0
 	}
 	headLen := max / 4
-	head := s[:runeStart(s, headLen)]
-	tail, _ := clipTail(s, max-headLen)
-	cut := len(s) - len(head) - len(tail)
-	return EscapeUntrusted(head) + " " + fmt.Sprintf(l.cut, cut) + " " + EscapeUntrusted(tail)
+	head = s[:runeStart(s, headLen)]
+	tail, _ = clipTail(s, max-headLen)
+	return head, tail, len(s) - len(head) - len(tail)
 }
 
 // clipTail returns the last max bytes of s, starting on a rune boundary,

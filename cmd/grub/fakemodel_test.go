@@ -140,7 +140,15 @@ func scriptedStep(r llmtest.Request, shellPrefix string) llmtest.Step {
 func promptGoal(prompt string) string {
 	_, rest, _ := strings.Cut(prompt, "<goal>")
 	goal, _, _ := strings.Cut(rest, "</goal>")
-	return strings.TrimSpace(goal)
+	goal = strings.TrimSpace(goal)
+	// The goal is fenced: drop the first and the last line (the fences).
+	if strings.HasPrefix(goal, "```") {
+		_, goal, _ = strings.Cut(goal, "\n")
+		if i := strings.LastIndex(goal, "\n"); i >= 0 {
+			goal = goal[:i]
+		}
+	}
+	return goal
 }
 
 func plannedList(goal string) string {

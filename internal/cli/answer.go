@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -47,7 +49,10 @@ An agent that needs a decision only you can make ends its turn blocked with
 a question; grub stops the task at once (exit 3) and grub status shows the
 question and any options. grub answer prints the question it answers,
 records your answer in progress-log.md, and resumes the task: the next
-turn's prompt carries the answer, quoted as your own words, exactly once.
+turn's prompt carries the answer, quoted as your own words, exactly once,
+with the question and its options. An answer that picks an option by its
+number ("2", "option 2") carries that option's text; any other answer is
+quoted as typed.
 Resuming a blocked task clears its failure, blocked and no-progress
 counters.
 
@@ -109,7 +114,7 @@ func answerRun(opts *AnswerOptions) error {
 	for i, o := range d.Options {
 		fmt.Fprintf(w, "  %d. %s\n", i+1, oneLine(o, 0))
 	}
-	fmt.Fprintf(w, "grub: your answer: %s\n", indentLines(opts.Answer, "  "))
+	fmt.Fprintf(w, "grub: your answer: %s\n", indentLines(answerText(opts.Answer, d.Options), "  "))
 
 	st, err = recordAnswer(store, id, d.Question, opts.Answer, opts.Now())
 	if err != nil {
@@ -151,6 +156,8 @@ func recordAnswer(store *harness.Store, id, question, answer string, now time.Ti
 			"the question of task %s is already answered (%q); the next turn carries that answer: run grub resume %s", id, st.Pending.Answer, id)}
 	}
 	st.Pending.Answer, st.Pending.AnswerTo = answer, question
+	st.Pending.AnswerOptions = append([]string(nil), d.Options...)
+	st.Pending.AnswerChoice = chosenOption(answer, d.Options)
 	st.UpdatedAt = now.UTC()
 	if err := store.SaveState(st); err != nil {
 		return nil, err
@@ -160,12 +167,39 @@ func recordAnswer(store *harness.Store, id, question, answer string, now time.Ti
 		Phase:     string(st.Phase),
 		Decision:  loopstate.Answer,
 		Summary:   "the user answered the agent's question",
-		Note:      "Question: " + indentLines(question, "  ") + "\n\nAnswer: " + indentLines(answer, "  "),
+		Note:      "Question: " + indentLines(question, "  ") + "\n\nAnswer: " + indentLines(answerText(answer, d.Options), "  "),
 		At:        now.UTC(),
 	}); err != nil {
 		return nil, err
 	}
 	return st, nil
+}
+
+// optionRE is an answer that picks an option by its number: "2", "#2",
+// "2.", "option 2".
+var optionRE = regexp.MustCompile(`^(?i)(?:option\s*)?#?([0-9]+)\.?$`)
+
+// chosenOption returns the option (1-based) answer picks by its number, or
+// 0 when answer is free text (any other text, a number out of range).
+func chosenOption(answer string, options []string) int {
+	m := optionRE.FindStringSubmatch(strings.TrimSpace(answer))
+	if m == nil {
+		return 0
+	}
+	if n, err := strconv.Atoi(m[1]); err == nil && n >= 1 && n <= len(options) && strings.TrimSpace(options[n-1]) != "" {
+		return n
+	}
+	return 0
+}
+
+// answerText is the answer as the user typed it, followed by the option it
+// picks when it picks one: "2 (option 2: Google)".
+func answerText(answer string, options []string) string {
+	answer = strings.TrimSpace(answer)
+	if n := chosenOption(answer, options); n > 0 {
+		return fmt.Sprintf("%s (option %d: %s)", answer, n, strings.TrimSpace(options[n-1]))
+	}
+	return answer
 }
 
 // indentLines indents every line of s after the first with prefix, so a

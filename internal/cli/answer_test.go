@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -139,4 +140,49 @@ func TestRecordAnswerRefusesAChangedQuestion(t *testing.T) {
 		t.Fatalf("the lock is still held: %v", err)
 	}
 	_ = l.Release()
+}
+
+// An answer that is an option's number is recorded with the question's
+// options and the choice, which the next prompt renders as the option's
+// text (prompts' tests and answer.txtar); the echo and the log name the
+// option too.
+func TestAnswerByOptionNumberRecordsTheOption(t *testing.T) {
+	e := newTestEnv(t)
+	e.task("0a1b2c3d", time.Hour, func(st *harness.State) {
+		askQuestion(st)
+		st.Phase = harness.PhaseInitializer
+		st.CurrentIteration = 4
+		st.Limits.MaxIterations = 4
+		st.Agent = harness.Agent{Kind: "command", Command: "false"}
+	})
+	_, _, errOut := e.run("answer", "2")
+	if !strings.Contains(errOut, "grub: your answer: 2 (option 2: sqlite)\n") {
+		t.Errorf("stderr does not name the chosen option:\n%s", errOut)
+	}
+	if log := e.progressLog("0a1b2c3d"); !strings.Contains(log, "Answer: 2 (option 2: sqlite)\n") {
+		t.Errorf("progress log does not name the chosen option:\n%s", log)
+	}
+	p := e.state("0a1b2c3d").Pending
+	if p.Answer != "2" || p.AnswerChoice != 2 || !reflect.DeepEqual(p.AnswerOptions, []string{"postgres", "sqlite"}) {
+		t.Errorf("pending answer %q, choice %d, options %q; want 2, 2, [postgres sqlite]", p.Answer, p.AnswerChoice, p.AnswerOptions)
+	}
+}
+
+func TestChosenOption(t *testing.T) {
+	options := []string{"postgres", "sqlite", " "}
+	cases := []struct {
+		answer string
+		want   int
+	}{
+		{"1", 1}, {" 2 ", 2}, {"#2", 2}, {"2.", 2}, {"Option 2", 2}, {"option2", 2},
+		{"0", 0}, {"3", 0}, {"4", 0}, {"sqlite", 0}, {"2 please", 0}, {"use 2 files", 0}, {"", 0},
+	}
+	for _, c := range cases {
+		if got := chosenOption(c.answer, options); got != c.want {
+			t.Errorf("chosenOption(%q) = %d, want %d", c.answer, got, c.want)
+		}
+	}
+	if got := chosenOption("1", nil); got != 0 {
+		t.Errorf("chosenOption without options = %d, want 0", got)
+	}
 }
