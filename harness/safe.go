@@ -82,13 +82,17 @@ func (s *Store) writeOwnFile(id, name string, data []byte, perm os.FileMode) err
 // there and is not such a file is a *NotRegularError.
 func (s *Store) openOwnFile(path string, flag int, perm os.FileMode, keep string) (*os.File, error) {
 	before, err := os.Lstat(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist) && flag&os.O_CREATE != 0:
+	if errors.Is(err, fs.ErrNotExist) && flag&os.O_CREATE != 0 {
 		f, err := os.OpenFile(path, flag|os.O_EXCL|oNoFollow, perm)
-		if err != nil {
-			return nil, err
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
 		}
-		return f, nil
+		// Another grub process created it between the two calls (two
+		// commands opening control.lock at once): open what is there now,
+		// with the same checks.
+		before, err = os.Lstat(path)
+	}
+	switch {
 	case err != nil:
 		return nil, err
 	case !before.Mode().IsRegular():
