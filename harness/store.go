@@ -29,6 +29,7 @@ const (
 	FileChecklist   = "feature-checklist.md"
 	FileProgressLog = "progress-log.md"
 	FileInitScript  = "init.sh"
+	FileTurnLedger  = "turns.jsonl"
 	FileControl     = "control.json"
 	FileControlLock = "control.lock"
 	FileLock        = "lock"
@@ -62,12 +63,15 @@ var Gitignore = func() string {
 // ensureGitignore replaces one of them whole.
 var oldGitignores = []string{
 	"# Written by grub: runtime files of a running task, never committed.\n*/lock\n*/control.json\n*/control.lock\n*/turns/\n*/spill/\n*.tmp-*\n",
+	// before turns.jsonl was tracked
+	"# Written by grub: only grub's own files of a task are committed;\n# anything else in a task folder never is.\n*/*\n" +
+		"!*/state.json\n!*/feature-list.json\n!*/feature-checklist.md\n!*/progress-log.md\n!*/init.sh\n*/*/*\n*.tmp-*\n",
 }
 
 // TrackedFiles names the files of a task folder that are committed with
 // every turn; nothing else in the folder is.
 func TrackedFiles() []string {
-	return []string{FileState, FileFeatureList, FileChecklist, FileProgressLog, FileInitScript}
+	return []string{FileState, FileFeatureList, FileChecklist, FileProgressLog, FileInitScript, FileTurnLedger}
 }
 
 var idPattern = regexp.MustCompile(`^[0-9a-f]{8}$`)

@@ -25,6 +25,10 @@ const (
 	HistoryOutput = "history-output.schema.json"
 	// ConfigOutput is the --json output of grub config.
 	ConfigOutput = "config-output.schema.json"
+	// TurnLedger is one line of a task's turns.jsonl.
+	TurnLedger = "turn-ledger.schema.json"
+	// ReportOutput is the --format json output of grub report.
+	ReportOutput = "report-output.schema.json"
 )
 
 //go:embed *.schema.json
