@@ -77,8 +77,9 @@ type TurnUsage struct {
 	CostUSD           *float64 `json:"costUSD,omitempty"`
 }
 
-// Tokens is input plus output tokens (cached input is part of input).
-func (u TurnUsage) Tokens() int64 { return u.InputTokens + u.OutputTokens }
+// Tokens is what the turn counted against a token budget: input - cached
+// input + output, as agent.Usage.Tokens.
+func (u TurnUsage) Tokens() int64 { return u.InputTokens - u.CachedInputTokens + u.OutputTokens }
 
 // TurnRecord is one line of turns.jsonl (schemas/turn-ledger.schema.json):
 // the record of one turn, appended when the controller records it. The

@@ -12,8 +12,8 @@ func TestAllSchemasCompile(t *testing.T) {
 			t.Fatalf("%s: %v", n, err)
 		}
 	}
-	if got := len(Names()); got != 8 {
-		t.Fatalf("Names() = %d schemas, want 8", got)
+	if got := len(Names()); got != 10 {
+		t.Fatalf("Names() = %d schemas, want 10", got)
 	}
 }
 
