@@ -1,12 +1,19 @@
 GO ?= go
 
-.PHONY: build test lint bench fuzz test-real-agents capture-real-agents
+.PHONY: build test test-browser lint bench fuzz test-real-agents capture-real-agents
 
 build:
 	$(GO) build -o bin/grub ./cmd/grub
 
 test: lint
 	$(GO) test -race -count=1 ./...
+
+# Render grub report's page in headless Chromium (Debian's package,
+# installed when missing; needs root for apt-get). make test runs the same
+# test, and skips it with a printed reason where Chromium is absent.
+test-browser:
+	@command -v chromium >/dev/null 2>&1 || (apt-get update && apt-get install -y chromium)
+	GRUB_BROWSER_TEST=1 $(GO) test -count=1 -v -run '^TestReportInBrowser$$' ./internal/report/
 
 lint:
 	$(GO) vet ./...

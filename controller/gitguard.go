@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/grub-dev/grub/harness"
 	"github.com/grub-dev/grub/loopstate"
 )
 
@@ -59,7 +60,7 @@ func (c *Controller) guardGit(out *outcome, snap GitSnapshot, who string) (plant
 	if err := snap.Restore(); err != nil {
 		return true, fmt.Errorf("%s changed git's configuration or hooks (%s) and grub could not restore them: %w; do not run git in this repository before checking .git", who, list, err)
 	}
-	out.fail("%s changed git's configuration or hooks, which can run programs with the user's rights; restored: %s", who, list)
+	out.failAs(harness.FindingTampering, "%s changed git's configuration or hooks, which can run programs with the user's rights; restored: %s", who, list)
 	c.say("turn %d: %s changed git's configuration or hooks; restored: %s", c.st.CurrentIteration, who, list)
 	return true, nil
 }

@@ -18,8 +18,9 @@ type logEntry struct {
 	summary, failure, note string
 }
 
-// record writes the turn's progress-log entry and checklist, commits the
-// turn, persists state and reports the end of the turn.
+// record writes the turn's progress-log entry, its line of the turn
+// ledger and the checklist, persists state, commits the turn and reports
+// the end of the turn.
 func (c *Controller) record(ctx context.Context, out *outcome) error {
 	st := c.st
 	entry := templates.Entry{
@@ -46,6 +47,9 @@ func (c *Controller) record(ctx context.Context, out *outcome) error {
 		entry.Note = strings.TrimSpace(entry.Note + "\nBlocker: " + out.decision.Blocker)
 	}
 	if err := c.store.AppendEntry(st.ID, entry); err != nil {
+		return err
+	}
+	if err := c.store.AppendTurn(st.ID, c.ledgerLine(out, entry)); err != nil {
 		return err
 	}
 	if err := c.store.WriteChecklist(st.ID, st.Goal, st.FeatureListBaseline); err != nil {

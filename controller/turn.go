@@ -31,10 +31,28 @@ type outcome struct {
 	listReplaced bool          // feature-list.json was not a regular file and was put right
 	usage        agent.Usage
 	elapsed      time.Duration
+	findings     []harness.Finding     // what the referee caught, for the ledger
+	checks       []harness.LedgerCheck // what grub ran to verify the turn, for the ledger
 }
 
-func (o *outcome) fail(format string, args ...any) {
-	o.failures = append(o.failures, fmt.Sprintf(format, args...))
+func (o *outcome) fail(format string, args ...any) { o.failAs(harness.FindingOther, format, args...) }
+
+// failAs fails the turn and records the failure under kind for the ledger.
+func (o *outcome) failAs(kind harness.FindingKind, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	o.failures = append(o.failures, msg)
+	o.findings = append(o.findings, harness.Finding{Kind: kind, Text: msg})
+}
+
+// checked records a check grub ran to verify the turn: init.sh starts the
+// verification line of the log, a verify command adds to it.
+func (o *outcome) checked(name string, chk harness.Check) {
+	if name == "init.sh" || o.verification == "" {
+		o.verification = name + " " + verdict(chk)
+	} else {
+		o.verification += ", " + name + " " + verdict(chk)
+	}
+	o.checks = append(o.checks, harness.NewLedgerCheck(name, chk))
 }
 
 // cutShort reports whether the turn never really ran to its end: it was
@@ -84,7 +102,7 @@ func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
 		c.st.Pending = harness.Pending{}
 	}
 	if c.tampered() {
-		out.fail("state.json was modified during the turn; only grub writes it, and your change was discarded")
+		out.failAs(harness.FindingTampering, "state.json was modified during the turn; only grub writes it, and your change was discarded")
 	}
 	if err := c.checkRegularFiles(out, plan.initScript); err != nil {
 		return nil, err
@@ -196,9 +214,9 @@ func classifyAgentError(out *outcome, run agentRun, cancelled bool) {
 		out.decision = harness.NewDecision(loopstate.Cancelled, "stopped when the time budget ran out")
 		out.cancelled = true
 	case errors.Is(err, agent.ErrTimeout):
-		out.fail("the turn timed out after %s and the agent was stopped; work in smaller steps", run.timeout)
+		out.failAs(harness.FindingTimeout, "the turn timed out after %s and the agent was stopped; work in smaller steps", run.timeout)
 	case err != nil && !errors.Is(err, agent.ErrBudgetSpent):
-		out.fail("the agent failed: %v", err)
+		out.failAs(harness.FindingAgentError, "the agent failed: %v", err)
 	}
 }
 
@@ -220,9 +238,9 @@ func (c *Controller) referee(ctx context.Context, out *outcome, message string, 
 	d, perr := loopstate.Parse(message)
 	switch {
 	case perr != nil && cut > 0:
-		out.fail("%v\nThe output was about %d bytes and grub kept the start and the end; the middle (%d bytes) was cut. End the turn with the %s block, and keep what you print short.", perr, int64(len(message))+cut, cut, loopstate.OpenTag)
+		out.failAs(harness.FindingNoDecision, "%v\nThe output was about %d bytes and grub kept the start and the end; the middle (%d bytes) was cut. End the turn with the %s block, and keep what you print short.", perr, int64(len(message))+cut, cut, loopstate.OpenTag)
 	case perr != nil:
-		out.fail("%v", perr)
+		out.failAs(harness.FindingNoDecision, "%v", perr)
 	default:
 		out.decision = harness.Decision{Decision: d}
 	}
@@ -250,22 +268,22 @@ func (c *Controller) refereeInitializer(ctx context.Context, out *outcome, decid
 	case out.listReplaced:
 		// checkRegularFiles has failed the turn and removed what was there.
 	case errors.Is(err, os.ErrNotExist):
-		out.fail("%s was not written; the initializer must write the feature list", rel)
+		out.failAs(harness.FindingPlanRejected, "%s was not written; the initializer must write the feature list", rel)
 	case err != nil:
-		out.fail("%s cannot be read (%v); write it as a regular JSON file", rel, err)
+		out.failAs(harness.FindingPlanRejected, "%s cannot be read (%v); write it as a regular JSON file", rel, err)
 	default:
 		list, err = featurelist.Parse(rel, data)
 		if err != nil {
-			out.fail("%v", err)
+			out.failAs(harness.FindingPlanRejected, "%v", err)
 		} else if vs := featurelist.CheckInitial(list, st.Goal, st.Limits.MinFeatures, st.Limits.MaxFeatures); len(vs) > 0 {
-			out.fail("%s breaks the rules: %s", rel, featurelist.Describe(vs))
+			out.failAs(harness.FindingPlanRejected, "%s breaks the rules: %s", rel, featurelist.Describe(vs))
 			list = nil
 		}
 	}
 	if problem, err := c.checkInitScript(); err != nil {
 		return err
 	} else if problem != "" {
-		out.fail("%s", problem)
+		out.failAs(harness.FindingPlanRejected, "%s", problem)
 	}
 	if list == nil || len(out.failures) > 0 {
 		return nil
@@ -274,7 +292,7 @@ func (c *Controller) refereeInitializer(ctx context.Context, out *outcome, decid
 	if err != nil {
 		return c.cancelledBy(ctx, out, err)
 	}
-	out.verification = "init.sh " + verdict(chk)
+	out.checked("init.sh", chk)
 	st.FeatureListBaseline = list
 	st.Phase = harness.PhaseExecution
 	if out.decision.Status == loopstate.Complete {
@@ -305,13 +323,13 @@ func (c *Controller) refereeExecution(ctx context.Context, out *outcome, decided
 			if err != nil {
 				return c.cancelledBy(ctx, out, err)
 			}
-			out.verification = "init.sh " + verdict(chk)
+			out.checked("init.sh", chk)
 		}
 		if st.LastInit != nil && st.LastInit.Passed {
 			out.complete = true
 			return nil
 		}
-		out.fail("every feature passes but %s", describeCheck("init.sh", *st.LastInit))
+		out.failAs(harness.FindingVerification, "every feature passes but %s", describeCheck("init.sh", *st.LastInit))
 		return nil
 	}
 	if out.decision.Status == loopstate.Complete {
@@ -319,6 +337,7 @@ func (c *Controller) refereeExecution(ctx context.Context, out *outcome, decided
 		st.Pending.CompletionRejected = fmt.Sprintf("you reported complete, but %d of %d features do not pass yet; the first pending one is %s",
 			len(list.Features)-list.Passing(), len(list.Features), next.ID)
 		out.note = "Completion claim rejected: " + st.Pending.CompletionRejected
+		out.findings = append(out.findings, harness.Finding{Kind: harness.FindingCompletionRejected, Text: st.Pending.CompletionRejected})
 		out.decision.Status = loopstate.Continue
 		out.decision.NextStep = "implement feature " + next.ID
 	}
@@ -338,7 +357,7 @@ func (c *Controller) checkListEdit(ctx context.Context, out *outcome) (featureli
 	// be read is checked as an empty one: a violation, and restored.
 	data, err := c.store.ReadFeatureList(st.ID)
 	if nr := (*harness.NotRegularError)(nil); errors.As(err, &nr) {
-		out.fail("illegal edit of %s, restored to the accepted list: %v", rel, nr)
+		out.failAs(harness.FindingIllegalEdit, "illegal edit of %s, restored to the accepted list: %v", rel, nr)
 		return featurelist.Change{}, nil, c.store.RestoreFeatureList(st.ID, base)
 	}
 	change, vs, err := featurelist.CheckTurnBytes(rel, base, data)
@@ -346,7 +365,7 @@ func (c *Controller) checkListEdit(ctx context.Context, out *outcome) (featureli
 		return change, nil, err
 	}
 	if len(vs) > 0 {
-		out.fail("illegal edit of %s, restored to the accepted list: %s", rel, featurelist.Describe(vs))
+		out.failAs(harness.FindingIllegalEdit, "illegal edit of %s, restored to the accepted list: %s", rel, featurelist.Describe(vs))
 		return change, nil, c.store.RestoreFeatureList(st.ID, base)
 	}
 	list := change.After // parsed and schema-checked by CheckTurnBytes
@@ -358,9 +377,9 @@ func (c *Controller) checkListEdit(ctx context.Context, out *outcome) (featureli
 	if err != nil {
 		return change, nil, c.cancelledBy(ctx, out, err)
 	}
-	out.verification = "init.sh " + verdict(chk)
+	out.checked("init.sh", chk)
 	if !chk.Passed {
-		out.fail("feature `%s` was claimed passing but %s; the claim was reverted", id, describeCheck("init.sh", chk))
+		out.failAs(harness.FindingVerification, "feature `%s` was claimed passing but %s; the claim was reverted", id, describeCheck("init.sh", chk))
 		return change, nil, c.store.RestoreFeatureList(st.ID, base)
 	}
 	if cmd := list.Find(id).Verify; cmd != "" {
@@ -368,9 +387,9 @@ func (c *Controller) checkListEdit(ctx context.Context, out *outcome) (featureli
 		if err != nil {
 			return change, nil, c.cancelledBy(ctx, out, err)
 		}
-		out.verification += ", verify " + verdict(vchk)
+		out.checked("verify", vchk)
 		if !vchk.Passed {
-			out.fail("feature `%s` was claimed passing but its %s; the claim was reverted", id, describeCheck("verify command", vchk))
+			out.failAs(harness.FindingVerification, "feature `%s` was claimed passing but its %s; the claim was reverted", id, describeCheck("verify command", vchk))
 			return change, nil, c.store.RestoreFeatureList(st.ID, base)
 		}
 	}
@@ -399,7 +418,7 @@ func (c *Controller) checkRegularFiles(out *outcome, initBefore []byte) error {
 		if err := c.store.RestoreInitScript(st.ID, initBefore); err != nil {
 			return err
 		}
-		out.fail("illegal edit: %v; grub restored it as a regular file with its content from before the turn", nr)
+		out.failAs(harness.FindingIllegalEdit, "illegal edit: %v; grub restored it as a regular file with its content from before the turn", nr)
 	}
 	if _, err := c.store.ReadFeatureList(st.ID); errors.As(err, &nr) {
 		out.listReplaced = true
@@ -407,12 +426,12 @@ func (c *Controller) checkRegularFiles(out *outcome, initBefore []byte) error {
 			if err := c.store.RestoreFeatureList(st.ID, base); err != nil {
 				return err
 			}
-			out.fail("illegal edit: %v; grub restored the accepted list as a regular file", nr)
+			out.failAs(harness.FindingIllegalEdit, "illegal edit: %v; grub restored the accepted list as a regular file", nr)
 		} else {
 			if err := c.store.RemoveNotRegular(st.ID, harness.FileFeatureList); err != nil {
 				return err
 			}
-			out.fail("illegal edit: %v; grub removed it: write the feature list as a regular JSON file", nr)
+			out.failAs(harness.FindingIllegalEdit, "illegal edit: %v; grub removed it: write the feature list as a regular JSON file", nr)
 		}
 	}
 	return nil

@@ -28,6 +28,7 @@ const (
 	FileChecklist   = "feature-checklist.md"
 	FileProgressLog = "progress-log.md"
 	FileInitScript  = "init.sh"
+	FileTurnLedger  = "turns.jsonl"
 	FileControl     = "control.json"
 	FileControlLock = "control.lock"
 	FileLock        = "lock"
@@ -60,7 +61,7 @@ var Gitignore = func() string {
 // TrackedFiles names the files of a task folder that are committed with
 // every turn; nothing else in the folder is.
 func TrackedFiles() []string {
-	return []string{FileState, FileFeatureList, FileChecklist, FileProgressLog, FileInitScript}
+	return []string{FileState, FileFeatureList, FileChecklist, FileProgressLog, FileInitScript, FileTurnLedger}
 }
 
 var idPattern = regexp.MustCompile(`^[0-9a-f]{8}$`)

@@ -53,6 +53,7 @@ func (s *Store) turnFile(id string, iteration int, ext string) string {
 func ProtectedFiles() map[string]string {
 	return map[string]string{
 		FileState:       FileState + " is written only by grub; the state you need is in your turn prompt",
+		FileTurnLedger:  FileTurnLedger + " is grub's record of the turns, written only by grub",
 		FileLock:        FileLock + " is the runner lock of grub and is off limits to the agent",
 		FileControl:     FileControl + " is the control queue of grub and is off limits to the agent",
 		FileControlLock: FileControlLock + " guards the control queue of grub and is off limits to the agent",

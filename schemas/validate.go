@@ -30,6 +30,10 @@ const (
 	ErrorOutput = "error-output.schema.json"
 	// DoctorOutput is the --json output of grub doctor.
 	DoctorOutput = "doctor-output.schema.json"
+	// TurnLedger is one line of a task's turns.jsonl.
+	TurnLedger = "turn-ledger.schema.json"
+	// ReportOutput is the --format json output of grub report.
+	ReportOutput = "report-output.schema.json"
 )
 
 //go:embed *.schema.json

@@ -12,8 +12,8 @@ func TestAllSchemasCompile(t *testing.T) {
 			t.Fatalf("%s: %v", n, err)
 		}
 	}
-	if got := len(Names()); got != 10 {
-		t.Fatalf("Names() = %d schemas, want 10", got)
+	if got := len(Names()); got != 12 {
+		t.Fatalf("Names() = %d schemas, want 12", got)
 	}
 }
 

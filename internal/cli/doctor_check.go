@@ -66,8 +66,8 @@ func checkFiles(store *harness.Store, id string, add func(finding)) {
 		switch {
 		case kind == "":
 			continue
-		case kind == "missing" && (name == harness.FileControl || name == harness.FileLock):
-			continue // made when needed
+		case kind == "missing" && (name == harness.FileControl || name == harness.FileLock || name == harness.FileTurnLedger):
+			continue // made when needed (the ledger by the first turn recorded with it)
 		case kind == "missing" && name == harness.FileFeatureList:
 			continue // checked with the phase (checkFeatureList)
 		case kind == "missing":

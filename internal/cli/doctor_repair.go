@@ -177,6 +177,7 @@ func (r *repairer) repairFiles(st *harness.State) {
 			}
 		case kind == "":
 		case kind == "missing" && name == harness.FileFeatureList && (st == nil || st.Phase == harness.PhaseInitializer):
+		case kind == "missing" && name == harness.FileTurnLedger: // made by the next turn recorded
 		case kind == "missing":
 			r.restore(name, st)
 		default:

@@ -30,8 +30,9 @@ func NewCmdHistory(f *Factory, runF func(*HistoryOptions) error) *cobra.Command 
 		Use:   "history [<id>]",
 		Short: "List a task's turns from git history",
 		Long: `List the turns of a task as grub committed them: one row per commit, with the
-commit, time, iteration, feature, status after the turn, cost (when the
-backend reported one: the Grub-Cost trailer) and summary. It
+commit, time, iteration, feature, status after the turn, the features
+passing after it (from the turn ledger, .grub/<id>/turns.jsonl), cost (when
+the backend reported one: the Grub-Cost trailer) and summary. It
 reads the repository directly (no git binary needed) and keeps the commits
 whose Grub-Task trailer names the task, oldest first.
 
@@ -62,6 +63,23 @@ type historyTurn struct {
 	Status    string    `json:"status"`
 	Summary   string    `json:"summary"`
 	CostUSD   *float64  `json:"costUSD,omitempty"`
+
+	// From the turn's ledger line, when there is one.
+	Decision        string          `json:"decision,omitempty"`
+	DurationSeconds *float64        `json:"durationSeconds,omitempty"`
+	Tokens          *int64          `json:"tokens,omitempty"`
+	Features        *featuresOutput `json:"features,omitempty"`
+	Caught          []string        `json:"caught,omitempty"`
+}
+
+// enrich adds what the turn's ledger line knows to a turn read from git.
+func (t *historyTurn) enrich(l harness.TurnRecord) {
+	d, tok := l.DurationSeconds, l.Usage.Tokens()
+	t.Decision, t.DurationSeconds, t.Tokens = string(l.Decision), &d, &tok
+	t.Features = &featuresOutput{Passing: l.Passing, Total: l.Total}
+	for _, f := range l.Findings {
+		t.Caught = append(t.Caught, string(f.Kind))
+	}
 }
 
 func historyRun(opts *HistoryOptions) error {
@@ -80,10 +98,22 @@ func historyRun(opts *HistoryOptions) error {
 	if err != nil {
 		return err
 	}
+	lines, err := store.LoadTurns(id)
+	if err != nil {
+		return err
+	}
+	ledger := map[int]harness.TurnRecord{}
+	for _, l := range harness.LatestTurns(lines) {
+		ledger[l.Iteration] = l
+	}
 	out := historyOutput{Task: id, Turns: []historyTurn{}}
 	for _, e := range entries {
-		out.Turns = append(out.Turns, historyTurn{Commit: e.Commit, Time: e.Time.UTC(), Iteration: e.Iteration,
-			Feature: e.Feature, Status: e.Status, Summary: e.Summary, CostUSD: e.CostUSD})
+		t := historyTurn{Commit: e.Commit, Time: e.Time.UTC(), Iteration: e.Iteration,
+			Feature: e.Feature, Status: e.Status, Summary: e.Summary, CostUSD: e.CostUSD}
+		if l, ok := ledger[e.Iteration]; ok {
+			t.enrich(l)
+		}
+		out.Turns = append(out.Turns, t)
 	}
 	if opts.JSON {
 		return writeJSON(opts.IO.Out, schemas.HistoryOutput, out)
@@ -104,14 +134,18 @@ func historyRun(opts *HistoryOptions) error {
 		return templates.FormatUSD(*t.CostUSD) + "\t"
 	}
 	tw := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
-	header := "COMMIT\tTIME\tTURN\tFEATURE\tSTATUS\t"
+	header := "COMMIT\tTIME\tTURN\tFEATURE\tSTATUS\tPASS\t"
 	if costs {
 		header += "COST\t"
 	}
 	fmt.Fprintln(tw, header+"SUMMARY")
 	for _, t := range out.Turns {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s%s\n", short(t.Commit), t.Time.Format(time.DateTime), t.Iteration,
-			orDash(oneLine(t.Feature, 0)), oneLine(t.Status, 0), cost(t), oneLine(t.Summary, 60))
+		pass := "-"
+		if t.Features != nil {
+			pass = fmt.Sprintf("%d/%d", t.Features.Passing, t.Features.Total)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s%s\n", short(t.Commit), t.Time.Format(time.DateTime), t.Iteration,
+			orDash(oneLine(t.Feature, 0)), oneLine(t.Status, 0), pass, cost(t), oneLine(t.Summary, 60))
 	}
 	return tw.Flush()
 }

@@ -119,6 +119,7 @@ Exit codes:
 		NewCmdAnswer(f, nil),
 		NewCmdLog(f, nil),
 		NewCmdHistory(f, nil),
+		NewCmdReport(f, nil),
 		NewCmdDemo(f, nil),
 		NewCmdConfig(f, nil),
 		NewCmdDoctor(f, nil),

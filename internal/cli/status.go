@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/grub-dev/grub/harness"
@@ -160,27 +161,28 @@ func statusExitCode(v *taskView) int {
 
 // statusOutput is grub status --json (schemas/status-output.schema.json).
 type statusOutput struct {
-	ID                  string            `json:"id"`
-	Goal                string            `json:"goal"`
-	Status              harness.Status    `json:"status"`
-	Phase               harness.Phase     `json:"phase"`
-	Running             bool              `json:"running"`
-	Interrupted         bool              `json:"interrupted"`
-	Runner              *runnerOutput     `json:"runner,omitempty"`
-	Iteration           int               `json:"iteration"`
-	MaxIterations       int               `json:"maxIterations"`
-	ConsecutiveFailures int               `json:"consecutiveFailures"`
-	Features            featuresOutput    `json:"features"`
-	Usage               harness.Usage     `json:"usage"`
-	Limits              harness.Limits    `json:"limits"`
-	Agent               harness.Agent     `json:"agent"`
-	Sandbox             sandboxView       `json:"sandbox"`
-	LastDecision        *harness.Decision `json:"lastDecision"`
-	LastError           string            `json:"lastError,omitempty"`
-	StopReason          string            `json:"stopReason,omitempty"`
-	Harness             string            `json:"harness"`
-	CreatedAt           time.Time         `json:"createdAt"`
-	UpdatedAt           time.Time         `json:"updatedAt"`
+	ID                  string              `json:"id"`
+	Goal                string              `json:"goal"`
+	Status              harness.Status      `json:"status"`
+	Phase               harness.Phase       `json:"phase"`
+	Running             bool                `json:"running"`
+	Interrupted         bool                `json:"interrupted"`
+	Runner              *runnerOutput       `json:"runner,omitempty"`
+	Iteration           int                 `json:"iteration"`
+	MaxIterations       int                 `json:"maxIterations"`
+	ConsecutiveFailures int                 `json:"consecutiveFailures"`
+	Features            featuresOutput      `json:"features"`
+	Usage               harness.Usage       `json:"usage"`
+	Limits              harness.Limits      `json:"limits"`
+	Agent               harness.Agent       `json:"agent"`
+	Sandbox             sandboxView         `json:"sandbox"`
+	LastDecision        *harness.Decision   `json:"lastDecision"`
+	LastTurn            *harness.TurnRecord `json:"lastTurn,omitempty"`
+	LastError           string              `json:"lastError,omitempty"`
+	StopReason          string              `json:"stopReason,omitempty"`
+	Harness             string              `json:"harness"`
+	CreatedAt           time.Time           `json:"createdAt"`
+	UpdatedAt           time.Time           `json:"updatedAt"`
 }
 
 func newStatusOutput(v *taskView) *statusOutput {
@@ -201,6 +203,7 @@ func newStatusOutput(v *taskView) *statusOutput {
 		Agent:               st.Agent,
 		Sandbox:             v.Sandbox,
 		LastDecision:        st.LastDecision,
+		LastTurn:            v.LastTurn,
 		LastError:           st.LastError,
 		StopReason:          st.StopReason,
 		Harness:             v.Dir,
@@ -281,6 +284,9 @@ func printStatus(w io.Writer, v *taskView, now time.Time) error {
 			line += ": " + d.Summary
 		}
 		fw.field("last turn", line)
+		if l := v.LastTurn; l != nil && l.Iteration == d.Iteration {
+			fw.field("turn record", turnRecordLine(l))
+		}
 		if d.NextStep != "" {
 			fw.field("next step", d.NextStep)
 		}
@@ -294,6 +300,9 @@ func printStatus(w io.Writer, v *taskView, now time.Time) error {
 			}
 			fw.field("question", q+"\n(answer with: grub answer \"<text>\")")
 		}
+	}
+	if v.LedgerNote != "" {
+		fw.field("turn ledger", v.LedgerNote)
 	}
 	if st.LastError != "" {
 		fw.field("last error", st.LastError)
@@ -328,4 +337,20 @@ func costLine(st *harness.State) string {
 		return line + fmt.Sprintf(" of %s (%d%%)", templates.FormatUSD(b), int(spent*100/b))
 	}
 	return line + " (no budget)"
+}
+
+// turnRecordLine is the last turn's ledger line in one line: how long it
+// ran, what it used, what grub checked and what the referee caught.
+func turnRecordLine(l *harness.TurnRecord) string {
+	parts := []string{fmt.Sprintf("%s, %d tokens", time.Duration(l.DurationSeconds*float64(time.Second)).Round(time.Second), l.Usage.Tokens())}
+	if c := l.Usage.CostUSD; c != nil {
+		parts[0] += ", " + templates.FormatUSD(*c)
+	}
+	for _, c := range l.Checks {
+		parts = append(parts, c.Name+" "+strings.ReplaceAll(c.Result, "_", " "))
+	}
+	for _, f := range l.Findings {
+		parts = append(parts, "caught: "+strings.ReplaceAll(string(f.Kind), "_", " "))
+	}
+	return strings.Join(parts, "; ")
 }

@@ -93,6 +93,10 @@ type taskView struct {
 	FeatureNote string
 	// Sandbox is the task's sandbox as resolved on this system.
 	Sandbox sandboxView
+	// LastTurn is the last line of the turn ledger, nil before the first
+	// turn is recorded (or when LedgerNote says why it could not be read).
+	LastTurn   *harness.TurnRecord
+	LedgerNote string
 }
 
 // Interrupted reports a task whose status is running but whose runner is
@@ -128,6 +132,11 @@ func loadTaskView(store *harness.Store, st *harness.State) (*taskView, error) {
 		return nil, err
 	}
 	v.Held, v.Holder = held && info.Runner(), info
+	if turns, err := store.LoadTurns(st.ID); err != nil {
+		v.LedgerNote = err.Error()
+	} else if len(turns) > 0 {
+		v.LastTurn = &turns[len(turns)-1]
+	}
 
 	list, _, err := store.LoadFeatureList(st.ID)
 	var schemaErr *schemas.Error

@@ -50,6 +50,7 @@ func TestStrayHarnessFilesNeverCommitted(t *testing.T) {
 	task := s.Rel(s.Dir(st.ID)) + "/"
 	write(t, dir, map[string]string{
 		task + harness.FileFeatureList: "{}\n",
+		task + harness.FileTurnLedger:  "{}\n",
 		task + "notes.txt":             "the agent's notes\n",
 		task + "junk/inner.txt":        "x\n",
 		task + "turns/0001.prompt.md":  "prompt\n",

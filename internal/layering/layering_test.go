@@ -52,6 +52,12 @@ var never = map[string][]string{
 		module + "/harness",
 		module + "/internal/cli",
 	},
+	"internal/report": {
+		"github.com/go-git/go-git/v5",
+		module + "/internal/gitx",
+		module + "/internal/cli",
+		module + "/controller",
+	},
 	"agent/tools": {
 		"github.com/sashabaranov/go-openai",
 		module + "/controller",

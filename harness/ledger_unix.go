@@ -1,0 +1,8 @@
+//go:build unix
+
+package harness
+
+import "syscall"
+
+// ledgerNoFollow makes the ledger's open fail on a symbolic link.
+const ledgerNoFollow = syscall.O_NOFOLLOW
