@@ -61,7 +61,13 @@ type Options struct {
 	Committer Committer      // nil: no commits
 	Changes   ChangeDetector // nil: a fingerprint of the workspace files
 	GitGuard  GitGuard       // nil: git's hooks and config are not guarded (no repository)
-	Progress  io.Writer      // live progress lines; nil discards them
+	Progress  io.Writer      // progress lines, when Events is nil; nil discards them
+	// Events receives the progress lines and the events of each turn
+	// (see Progress); nil means Lines(Progress).
+	Events Progress
+	// Redraw, when positive, is how often Events gets a Tick while a turn
+	// runs, on Clock.
+	Redraw time.Duration
 	// Clock is the run's time source; nil means the wall clock, read
 	// through Now if that is set.
 	Clock Clock
@@ -130,7 +136,7 @@ type Controller struct {
 	lock     *harness.Lock
 	clock    Clock
 	now      func() time.Time
-	progress io.Writer
+	progress Progress
 	changes  ChangeDetector
 
 	mark       time.Time        // the last moment accounted into TimeUsedSeconds
@@ -141,8 +147,6 @@ type Controller struct {
 	mu          sync.Mutex
 	cancelTurn  context.CancelFunc
 	pauseNowReq bool
-
-	sayMu sync.Mutex // progress lines come from the loop and the heartbeat
 }
 
 // Run takes the task's lock and runs it until it stops, returning the final
@@ -158,6 +162,9 @@ func Run(ctx context.Context, o Options) (*harness.State, error) {
 	if o.Progress == nil {
 		o.Progress = io.Discard
 	}
+	if o.Events == nil {
+		o.Events = Lines(o.Progress)
+	}
 	if o.Heartbeat <= 0 {
 		o.Heartbeat = 30 * time.Second
 	}
@@ -167,7 +174,7 @@ func Run(ctx context.Context, o Options) (*harness.State, error) {
 	}
 	defer lock.Release()
 
-	c := &Controller{opts: o, store: o.Store, lock: lock, clock: o.Clock, now: o.Clock.Now, progress: o.Progress, changes: o.Changes}
+	c := &Controller{opts: o, store: o.Store, lock: lock, clock: o.Clock, now: o.Clock.Now, progress: o.Events, changes: o.Changes}
 	if c.changes == nil {
 		c.changes = &treeFingerprint{root: o.Store.Root}
 	}
@@ -389,9 +396,7 @@ func (c *Controller) tampered() bool {
 // or the user (summaries, failures, file names): the line is printed with
 // control characters, newlines included, escaped (termsafe.Line).
 func (c *Controller) say(format string, args ...any) {
-	c.sayMu.Lock()
-	defer c.sayMu.Unlock()
-	fmt.Fprintf(c.progress, "grub: %s\n", termsafe.Line(fmt.Sprintf(format, args...)))
+	c.progress.Say(termsafe.Line(fmt.Sprintf(format, args...)))
 }
 
 func (c *Controller) turnEnv() []string {
