@@ -48,6 +48,10 @@ type Turn struct {
 	// ("shell: go test ./...", "editing main.go", "thinking"), each time
 	// that changes, for the progress display. It must not block.
 	Activity func(what string)
+	// Usage, if set, is told the turn's usage so far after each model
+	// request, by a backend that sees it during the turn, for the progress
+	// display. It must not block.
+	Usage func(so Usage)
 }
 
 // Usage is what one turn consumed.

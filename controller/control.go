@@ -1,9 +1,11 @@
 package controller
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/grub-dev/grub/harness"
+	"github.com/grub-dev/grub/internal/termsafe"
 )
 
 // applyControl takes the requests other grub processes left in control.json
@@ -119,7 +121,8 @@ func (c *Controller) checkPauseNow() {
 	}
 }
 
-// heartbeat reports a long turn every Heartbeat until stopped. stop
+// heartbeat reports a long turn every Heartbeat, and ticks the display
+// every Redraw, until stopped. stop
 // returns once the reporting goroutine has ended, so that no report follows
 // the end of the turn.
 func (c *Controller) heartbeat(feature string) (stop func()) {
@@ -127,15 +130,23 @@ func (c *Controller) heartbeat(feature string) (stop func()) {
 	start := c.now()
 	iter := c.st.CurrentIteration
 	ticks, stopTicker := c.clock.NewTicker(c.opts.Heartbeat)
+	var redraws <-chan time.Time // nil, never ready, without Redraw
+	stopRedraw := func() {}
+	if c.opts.Redraw > 0 {
+		redraws, stopRedraw = c.clock.NewTicker(c.opts.Redraw)
+	}
 	go func() {
 		defer close(exited)
 		defer stopTicker()
+		defer stopRedraw()
 		for {
 			select {
 			case <-done:
 				return
 			case <-ticks:
-				c.say("turn %d still running (%s%s)", iter, c.now().Sub(start).Round(time.Second), featureSuffix(feature))
+				c.progress.Heartbeat(termsafe.Line(fmt.Sprintf("turn %d still running (%s%s)", iter, c.now().Sub(start).Round(time.Second), featureSuffix(feature))))
+			case now := <-redraws:
+				c.progress.Tick(now)
 			}
 		}
 	}()

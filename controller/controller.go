@@ -61,7 +61,13 @@ type Options struct {
 	Committer Committer      // nil: no commits
 	Changes   ChangeDetector // nil: a fingerprint of the workspace files
 	GitGuard  GitGuard       // nil: git's hooks and config are not guarded (no repository)
-	Progress  io.Writer      // live progress lines; nil discards them
+	Progress  io.Writer      // progress lines, when Events is nil; nil discards them
+	// Events receives the progress lines and the events of each turn
+	// (see Progress); nil means Lines(Progress).
+	Events Progress
+	// Redraw, when positive, is how often Events gets a Tick while a turn
+	// runs, on Clock.
+	Redraw time.Duration
 	// Clock is the run's time source; nil means the wall clock, read
 	// through Now if that is set.
 	Clock Clock
@@ -135,7 +141,7 @@ type Controller struct {
 	lock     *harness.Lock
 	clock    Clock
 	now      func() time.Time
-	progress io.Writer
+	progress Progress
 	changes  ChangeDetector
 
 	// since is when this run started, or the loaded state's updatedAt if
@@ -150,8 +156,6 @@ type Controller struct {
 	mu          sync.Mutex
 	cancelTurn  context.CancelFunc
 	pauseNowReq bool
-
-	sayMu sync.Mutex // progress lines come from the loop and the heartbeat
 }
 
 // Run takes the task's lock and runs it until it stops, returning the final
@@ -167,6 +171,9 @@ func Run(ctx context.Context, o Options) (*harness.State, error) {
 	if o.Progress == nil {
 		o.Progress = io.Discard
 	}
+	if o.Events == nil {
+		o.Events = Lines(o.Progress)
+	}
 	if o.Heartbeat <= 0 {
 		o.Heartbeat = 30 * time.Second
 	}
@@ -179,7 +186,7 @@ func Run(ctx context.Context, o Options) (*harness.State, error) {
 	}
 	defer lock.Release()
 
-	c := &Controller{opts: o, store: o.Store, lock: lock, clock: o.Clock, now: o.Clock.Now, progress: o.Progress, changes: o.Changes, since: since}
+	c := &Controller{opts: o, store: o.Store, lock: lock, clock: o.Clock, now: o.Clock.Now, progress: o.Events, changes: o.Changes, since: since}
 	if c.changes == nil {
 		c.changes = &treeFingerprint{root: o.Store.Root}
 	}
@@ -395,9 +402,7 @@ func (c *Controller) tampered() bool {
 // or the user (summaries, failures, file names): the line is printed with
 // control characters, newlines included, escaped (termsafe.Line).
 func (c *Controller) say(format string, args ...any) {
-	c.sayMu.Lock()
-	defer c.sayMu.Unlock()
-	fmt.Fprintf(c.progress, "grub: %s\n", termsafe.Line(fmt.Sprintf(format, args...)))
+	c.progress.Say(termsafe.Line(fmt.Sprintf(format, args...)))
 }
 
 func (c *Controller) turnEnv() []string {

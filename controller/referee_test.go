@@ -241,7 +241,7 @@ func TestLeftOutFilesAreWarnedAbout(t *testing.T) {
 // on one line.
 func TestProgressLinesAreEscaped(t *testing.T) {
 	var b strings.Builder
-	c := &Controller{progress: &b}
+	c := &Controller{progress: Lines(&b)}
 	c.say("failed: %s", "ok \x1b]0;title\x07\x1b[2J\nnext")
 	if want := "grub: failed: ok \\x1b]0;title\\x07\\x1b[2J\\nnext\n"; b.String() != want {
 		t.Errorf("say printed %q, want %q", b.String(), want)

@@ -170,8 +170,9 @@ func (c *Controller) runAgent(ctx context.Context, plan turnPlan) (agent.Result,
 	c.cancelTurn, c.pauseNowReq = cancel, false
 	c.mu.Unlock()
 	c.checkPauseNow() // a pause --now that came before the watch could see a turn
-	stopBeat := c.heartbeat(plan.feature)
 	start := c.now()
+	c.progress.TurnStarted(c.turnStatus(plan.feature, start))
+	stopBeat := c.heartbeat(plan.feature)
 	res, err := c.opts.Agent.RunTurn(turnCtx, agent.Turn{
 		TaskID:          st.ID,
 		Iteration:       st.CurrentIteration,
@@ -189,8 +190,11 @@ func (c *Controller) runAgent(ctx context.Context, plan turnPlan) (agent.Result,
 		Locale:          st.Locale,
 		TokenBudgetLeft: tokensLeft(st),
 		Started:         func(pgid int) { _ = c.lock.SetAgentPGID(pgid) },
+		Activity:        c.progress.Activity,
+		Usage:           c.progress.Usage,
 	})
 	stopBeat()
+	c.progress.TurnEnded()
 	c.mu.Lock()
 	pausedNow := c.pauseNowReq
 	c.cancelTurn = nil

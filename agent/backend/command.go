@@ -40,6 +40,9 @@ const stderrTailBytes = 2000
 // prompt, written by the caller) to grub's own. It runs in its own process
 // group, which is killed when the turn times out or is cancelled.
 //
+// While it runs, each line it writes to standard error (usage lines
+// aside) is what Turn.Activity hears.
+//
 // Tokens and requests are zero (requests: not revealed) unless the program
 // reports them with UsageLinePrefix lines on its standard error;
 // Usage.Estimated is always false, and it reports no cost.
@@ -72,7 +75,11 @@ func (c *Command) RunTurn(ctx context.Context, t agent.Turn) (agent.Result, erro
 	if strings.TrimSpace(c.Cmd) == "" {
 		return agent.Result{}, errors.New("agent command: no command given: set --agent-cmd to the program to run")
 	}
-	res, err := runProgram(ctx, t, programSpec{Command: c.Cmd, ExtraEnv: c.ExtraEnv, Wrap: c.Wrap})
+	spec := programSpec{Command: c.Cmd, ExtraEnv: c.ExtraEnv, Wrap: c.Wrap}
+	if t.Activity != nil {
+		spec.Stderr = &lineActivity{act: activity{tell: t.Activity}}
+	}
+	res, err := runProgram(ctx, t, spec)
 	if err != nil {
 		return agent.Result{}, fmt.Errorf("agent command: %w", err)
 	}

@@ -150,6 +150,7 @@ func (o *OpenAI) RunTurn(ctx context.Context, t agent.Turn) (agent.Result, error
 		elided:  map[int]bool{},
 		spills:  map[int]string{},
 		repeats: repeats{},
+		act:     activity{tell: t.Activity},
 	}
 	res, err := r.run(ctx)
 	if err != nil {
@@ -206,7 +207,8 @@ type turnRun struct {
 	spills   map[int]string // spill paths of tool messages
 	repeats  repeats        // tool call + result -> count
 	usage    agent.Usage
-	requests int // model requests made, successful or not
+	requests int      // model requests made, successful or not
+	act      activity // what the turn tells agent.Turn.Activity
 }
 
 func (r *turnRun) run(ctx context.Context) (agent.Result, error) {
@@ -267,6 +269,7 @@ func (r *turnRun) ctxErr(ctx context.Context) error {
 // usage.
 func (r *turnRun) request(ctx context.Context, wrapUp bool) (llm.Response, error) {
 	msgs, elided := r.view()
+	r.act.set("thinking")
 	r.requests++
 	n := r.requests
 	resp, err := r.cfg.Client.Complete(ctx, llm.Request{Messages: msgs, Tools: r.defs})
@@ -290,6 +293,9 @@ func (r *turnRun) request(ctx context.Context, wrapUp bool) (llm.Response, error
 		Requests:          1,
 		Estimated:         u.Estimated,
 	})
+	if r.turn.Usage != nil {
+		r.turn.Usage(r.usage)
+	}
 	err = r.tr.write(TranscriptEntry{
 		Type: EntryRequest, N: n,
 		InputTokens: u.Prompt, CachedInputTokens: u.CachedPrompt, OutputTokens: u.Completion, Estimated: u.Estimated,
@@ -309,6 +315,7 @@ func (r *turnRun) runTool(ctx context.Context, call llm.ToolCall) error {
 	if args == "" {
 		args = "{}"
 	}
+	r.act.set(openAIToolActivity(call.Name, args))
 	var res tools.Result
 	tool, ok := r.tools[call.Name]
 	switch {

@@ -33,6 +33,8 @@ type programSpec struct {
 	// Stdout, if set, also receives the program's standard output as it
 	// arrives, beyond what proc keeps.
 	Stdout io.Writer
+	// Stderr is the same for standard error.
+	Stderr io.Writer
 	// MaxOutput caps the bytes of each output stream kept in the
 	// proc.Result; zero means proc.DefaultMaxOutput.
 	MaxOutput int
@@ -86,6 +88,7 @@ func runProgram(ctx context.Context, t agent.Turn, p programSpec) (proc.Result, 
 		Timeout:   t.Timeout,
 		Started:   t.Started,
 		Stdout:    p.Stdout,
+		Stderr:    p.Stderr,
 		MaxOutput: p.MaxOutput,
 		Wrap:      p.Wrap,
 	})

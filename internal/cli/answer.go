@@ -25,12 +25,13 @@ type AnswerOptions struct {
 	Getenv func(string) string
 	Ctx    context.Context
 
-	ID        string
-	Answer    string
-	JSON      bool
-	Heartbeat time.Duration
-	Landlock  func() (int, bool)
-	Reap      bool
+	ID         string
+	Answer     string
+	JSON       bool
+	Heartbeat  time.Duration
+	NoProgress bool // --no-progress
+	Landlock   func() (int, bool)
+	Reap       bool
 }
 
 // NewCmdAnswer builds grub answer. runF, when not nil, replaces the run
@@ -71,7 +72,7 @@ grub resume.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID, opts.Answer = splitMessageArgs(args)
 			opts.Ctx = cmd.Context()
-			opts.JSON, opts.Heartbeat = rf.JSON, rf.Heartbeat
+			opts.JSON, opts.Heartbeat, opts.NoProgress = rf.JSON, rf.Heartbeat, rf.NoProgress
 			if opts.Heartbeat <= 0 {
 				return usageErrorf("--heartbeat %s: must be positive, e.g. 30s", opts.Heartbeat)
 			}
@@ -122,7 +123,7 @@ func answerRun(opts *AnswerOptions) error {
 	}
 	fmt.Fprintf(w, "grub: resuming task %s at iteration %d (%s)\n", id, st.CurrentIteration, st.Status)
 	return runTask(ctxOr(opts.Ctx), runOptions{IO: opts.IO, Store: store, ID: id, Now: opts.Now,
-		Getenv: opts.Getenv, JSON: opts.JSON, Heartbeat: opts.Heartbeat, Landlock: opts.Landlock, Reap: opts.Reap})
+		Getenv: opts.Getenv, JSON: opts.JSON, Heartbeat: opts.Heartbeat, NoProgress: opts.NoProgress, Landlock: opts.Landlock, Reap: opts.Reap})
 }
 
 // recordAnswer stores answer as the next prompt's pending answer and logs

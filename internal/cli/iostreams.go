@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"io"
 	"os"
+
+	"golang.org/x/term"
 )
 
 // IOStreams bundles the standard streams a command uses. Data goes to Out,
@@ -16,17 +18,21 @@ type IOStreams struct {
 
 	// InTTY, OutTTY and ErrTTY report whether the stream is a terminal.
 	InTTY, OutTTY, ErrTTY bool
+	// ErrWidth returns the width of ErrOut's terminal in columns, 0 when
+	// it is not a terminal or does not say; nil means 0.
+	ErrWidth func() int
 }
 
 // System returns the process's real standard streams.
 func System() *IOStreams {
 	return &IOStreams{
-		In:     os.Stdin,
-		Out:    os.Stdout,
-		ErrOut: os.Stderr,
-		InTTY:  isTerminal(os.Stdin),
-		OutTTY: isTerminal(os.Stdout),
-		ErrTTY: isTerminal(os.Stderr),
+		In:       os.Stdin,
+		Out:      os.Stdout,
+		ErrOut:   os.Stderr,
+		InTTY:    isTerminal(os.Stdin),
+		OutTTY:   isTerminal(os.Stdout),
+		ErrTTY:   isTerminal(os.Stderr),
+		ErrWidth: func() int { return termWidth(os.Stderr) },
 	}
 }
 
@@ -37,12 +43,15 @@ func TestIOStreams() (ios *IOStreams, in, out, errOut *bytes.Buffer) {
 	return &IOStreams{In: in, Out: out, ErrOut: errOut}, in, out, errOut
 }
 
-// isTerminal reports whether f is a character device, the portable test the
-// standard library allows without a terminal package.
-func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
+// isTerminal reports whether f is a terminal.
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
+
+// termWidth is the width of f's terminal in columns; 0 when f is not a
+// terminal. It is asked again at every redraw: the window may be resized.
+func termWidth(f *os.File) int {
+	w, _, err := term.GetSize(int(f.Fd()))
 	if err != nil {
-		return false
+		return 0
 	}
-	return fi.Mode()&os.ModeCharDevice != 0
+	return w
 }

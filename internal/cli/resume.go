@@ -23,11 +23,12 @@ type ResumeOptions struct {
 	Limits harness.LimitChanges
 	Agent  func(*harness.Agent) error // applies agent flags to the task's settings
 	// Sandbox applies the sandbox flags to the task's settings.
-	Sandbox   func(*harness.Sandbox) error
-	JSON      bool
-	Heartbeat time.Duration
-	Landlock  func() (int, bool)
-	Reap      bool
+	Sandbox    func(*harness.Sandbox) error
+	JSON       bool
+	Heartbeat  time.Duration
+	NoProgress bool // --no-progress
+	Landlock   func() (int, bool)
+	Reap       bool
 }
 
 // NewCmdResume builds grub resume. runF, when not nil, replaces the run
@@ -73,7 +74,7 @@ on; switching to another --agent starts its settings afresh. --sandbox,
 				opts.ID = args[0]
 			}
 			opts.Ctx = cmd.Context()
-			opts.JSON, opts.Heartbeat = rf.JSON, rf.Heartbeat
+			opts.JSON, opts.Heartbeat, opts.NoProgress = rf.JSON, rf.Heartbeat, rf.NoProgress
 			changes, err := limits.changes(cmd)
 			if err != nil {
 				return err
@@ -150,6 +151,6 @@ func resumeRun(opts *ResumeOptions) error {
 		return &harness.LockedError{ID: id, Info: info}
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "grub: resuming task %s at iteration %d (%s)\n", id, st.CurrentIteration, st.Status)
-	return runTask(ctxOr(opts.Ctx), runOptions{IO: opts.IO, Store: store, ID: id, Limits: opts.Limits, Now: opts.Now, Getenv: opts.Getenv, JSON: opts.JSON, Heartbeat: opts.Heartbeat,
+	return runTask(ctxOr(opts.Ctx), runOptions{IO: opts.IO, Store: store, ID: id, Limits: opts.Limits, Now: opts.Now, Getenv: opts.Getenv, JSON: opts.JSON, Heartbeat: opts.Heartbeat, NoProgress: opts.NoProgress,
 		Landlock: opts.Landlock, Reap: opts.Reap})
 }

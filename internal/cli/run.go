@@ -62,13 +62,15 @@ func (a *agentFlags) register(cmd *cobra.Command) {
 // runFlags are how a command that runs a task in the foreground (start,
 // resume, answer) reports on it.
 type runFlags struct {
-	JSON      bool
-	Heartbeat time.Duration
+	JSON       bool
+	Heartbeat  time.Duration
+	NoProgress bool
 }
 
 func (r *runFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&r.JSON, "json", false, "when the task stops, print its status as one JSON object (schemas/status-output.schema.json)")
 	cmd.Flags().DurationVar(&r.Heartbeat, "heartbeat", 30*time.Second, "how often a long turn reports that it is still running")
+	registerNoProgress(cmd, &r.NoProgress)
 }
 
 // apply checks the agent flags and writes those that were given (and, for
@@ -287,6 +289,8 @@ type runOptions struct {
 	// Landlock probes the kernel (Factory.Landlock); Reap is Factory.Reap.
 	Landlock func() (int, bool)
 	Reap     bool
+	// NoProgress prints plain progress lines even on a terminal.
+	NoProgress bool
 }
 
 // runTask runs the controller in the foreground until the task stops, with
@@ -334,6 +338,7 @@ func runTask(ctx context.Context, o runOptions) error {
 		Wrap:      wrap,
 		Env:       env,
 	}
+	copts.Events, copts.Redraw = progressFor(o.IO, liveProgress(o.IO, o.Getenv, o.NoProgress))
 	if o.Reap && becomeReaper() {
 		copts.Reaper = procReaper{}
 	}

@@ -28,6 +28,7 @@ type StartOptions struct {
 	Sandbox    harness.Sandbox
 	JSON       bool
 	Heartbeat  time.Duration
+	NoProgress bool // --no-progress
 	// Landlock probes the kernel; Reap makes the run a child subreaper.
 	Landlock func() (int, bool)
 	Reap     bool
@@ -103,7 +104,7 @@ func NewCmdStart(f *Factory, runF func(*StartOptions) error) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Goal = strings.TrimSpace(args[0])
 			opts.Ctx = cmd.Context()
-			opts.JSON, opts.Heartbeat = rf.JSON, rf.Heartbeat
+			opts.JSON, opts.Heartbeat, opts.NoProgress = rf.JSON, rf.Heartbeat, rf.NoProgress
 			if opts.Locale != "en" && opts.Locale != "zh" {
 				return usageErrorf("--locale %q: use en or zh", opts.Locale)
 			}
@@ -179,7 +180,7 @@ func startRun(opts *StartOptions) error {
 		return err
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "grub: task %s created in %s\n", st.ID, store.Rel(store.Dir(st.ID)))
-	return runTask(ctxOr(opts.Ctx), runOptions{IO: opts.IO, Store: store, ID: st.ID, Now: opts.Now, Getenv: opts.Getenv, JSON: opts.JSON, Heartbeat: opts.Heartbeat,
+	return runTask(ctxOr(opts.Ctx), runOptions{IO: opts.IO, Store: store, ID: st.ID, Now: opts.Now, Getenv: opts.Getenv, JSON: opts.JSON, Heartbeat: opts.Heartbeat, NoProgress: opts.NoProgress,
 		Landlock: opts.Landlock, Reap: opts.Reap})
 }
 

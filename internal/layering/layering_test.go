@@ -78,6 +78,7 @@ var owner = map[string]string{
 	"golang.org/x/sys":                         "harness",
 	"github.com/landlock-lsm/go-landlock":      "internal/sandbox",
 	"github.com/rogpeppe/go-internal":          "cmd/grub",
+	"golang.org/x/term":                        "internal/cli",
 }
 
 // pkg is one package of the module with its imports (tests excluded: what
