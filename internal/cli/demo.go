@@ -133,8 +133,12 @@ func demoRun(opts *DemoOptions) error {
 	}
 	err = runTask(ctx, runOptions{IO: opts.IO, Store: store, ID: st.ID, Now: opts.Now, Getenv: getenv, Heartbeat: 30 * time.Second,
 		Landlock: opts.Landlock, Reap: opts.Reap, NoProgress: opts.NoProgress})
-	fmt.Fprintf(w, "grub demo: done; see grub -C %s history, grub -C %s log, and the prompts in %s/.grub/%s/turns/\n", dir, dir, dir, st.ID)
-	fmt.Fprintf(w, "grub demo: for the report of the night: grub -C %s report --html %s\n", dir, filepath.Join(dir, "report.html"))
+	page := filepath.Join(dir, "report.html")
+	rerr := reportRun(&ReportOptions{IO: opts.IO, Store: func() (*harness.Store, error) { return store, nil }, Now: opts.Now, ID: st.ID, HTML: page})
+	if rerr != nil {
+		fmt.Fprintf(w, "grub demo: could not write the report: %v\n", rerr)
+	}
+	fmt.Fprintf(w, "grub demo: done; open %s in a browser, or see grub -C %s history, grub -C %s log, and the prompts in %s/.grub/%s/turns/\n", page, dir, dir, dir, st.ID)
 	return err
 }
 
