@@ -71,6 +71,7 @@ var owner = map[string]string{
 	"golang.org/x/sys":                         "harness",
 	"github.com/landlock-lsm/go-landlock":      "internal/sandbox",
 	"github.com/rogpeppe/go-internal":          "cmd/grub",
+	"github.com/pelletier/go-toml/v2":          "internal/config",
 }
 
 // pkg is one package of the module with its imports (tests excluded: what
