@@ -103,21 +103,33 @@ func NewCmdStart(f *Factory, runF func(*StartOptions) error) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Goal = strings.TrimSpace(args[0])
 			opts.Ctx = cmd.Context()
-			opts.JSON, opts.Heartbeat = rf.JSON, rf.Heartbeat
-			if opts.Locale != "en" && opts.Locale != "zh" {
-				return usageErrorf("--locale %q: use en or zh", opts.Locale)
-			}
-			var err error
-			if opts.Limits, err = limits.limits(cmd); err != nil {
+			root, err := f.Root()
+			if err != nil {
 				return err
 			}
-			if err := af.apply(cmd, &opts.Agent, opts.Getenv); err != nil {
+			// The defaults files fill what no flag or variable gives (defaults.go).
+			defs, err := applyDefaults(cmd.LocalNonPersistentFlags(), root, opts.Getenv)
+			if err != nil {
 				return err
 			}
-			if err := checkCostBudget(opts.Limits.CostBudgetUSD, opts.Agent.Kind); err != nil {
-				return err
-			}
-			if err := sf.apply(cmd, &opts.Sandbox); err != nil {
+			err = defs.explain(func() error {
+				opts.JSON, opts.Heartbeat = rf.JSON, rf.Heartbeat
+				if opts.Locale != "en" && opts.Locale != "zh" {
+					return usageErrorf("--locale %q: use en or zh", opts.Locale)
+				}
+				var err error
+				if opts.Limits, err = limits.limits(cmd); err != nil {
+					return err
+				}
+				if err := af.apply(cmd, &opts.Agent, opts.Getenv); err != nil {
+					return err
+				}
+				if err := checkCostBudget(opts.Limits.CostBudgetUSD, opts.Agent.Kind); err != nil {
+					return err
+				}
+				return sf.apply(cmd, &opts.Sandbox)
+			}())
+			if err != nil {
 				return err
 			}
 			if runF != nil {

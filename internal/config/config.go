@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
@@ -125,10 +126,11 @@ func (e *Error) Error() string {
 }
 
 // Load reads the file at path and parses it. A file that does not exist
-// is no file: nil and no error.
+// (or whose folder is a file: others report that) is no file: nil and no
+// error.
 func Load(path, name string, keys Keys) (*File, error) {
 	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		return nil, nil
 	}
 	if err != nil {
