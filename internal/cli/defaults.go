@@ -1,16 +1,21 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/grub-dev/grub/harness"
 	"github.com/grub-dev/grub/internal/config"
+	"github.com/grub-dev/grub/internal/termsafe"
 )
 
 // Defaults files: .grub/config.toml in the workspace and the user's
@@ -236,4 +241,104 @@ func (d *startDefaults) explain(err error) error {
 		return err
 	}
 	return &UsageError{Err: fmt.Errorf("%s: %s: %w", src, m[1], ue.Err), Command: ue.Command}
+}
+
+// flagsLike returns a command with the flags register declares, set to
+// the values fl's flags of the same names got from the defaults files,
+// as if they had been given: grub config reads what a new task would get
+// through the same code as grub start.
+func flagsLike(fl *pflag.FlagSet, d *startDefaults, register func(*cobra.Command)) *cobra.Command {
+	c := &cobra.Command{}
+	register(c)
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		src := fl.Lookup(f.Name)
+		if src == nil || !d.From[f.Name].fromFile() {
+			return
+		}
+		if sv, ok := src.Value.(pflag.SliceValue); ok {
+			_ = f.Value.(pflag.SliceValue).Replace(sv.GetSlice())
+		} else {
+			_ = f.Value.Set(src.Value.String()) // the same type: its own text parses
+		}
+		f.Changed = true
+	})
+	return c
+}
+
+// configSetting is one setting of a new task in grub config's output.
+type configSetting struct {
+	Key   string `json:"key"`
+	Value any    `json:"value"`
+	From  string `json:"from"`
+}
+
+// settingsOf lists fl's settings (the keys of the defaults files) with
+// their values and sources, by key.
+func settingsOf(fl *pflag.FlagSet, d *startDefaults) []configSetting {
+	keys := settingKeys(fl)
+	var out []configSetting
+	for _, f := range sortedFlags(fl) {
+		kind, ok := keys[f.Name]
+		if !ok {
+			continue
+		}
+		var v any = f.Value.String()
+		switch kind {
+		case config.Bool, config.Int, config.Float:
+			v = json.RawMessage(f.Value.String())
+		case config.List:
+			v = slices.Clone(f.Value.(pflag.SliceValue).GetSlice())
+			if v.([]string) == nil {
+				v = []string{}
+			}
+		}
+		out = append(out, configSetting{Key: f.Name, Value: v, From: d.From[f.Name].String()})
+	}
+	return out
+}
+
+func sortedFlags(fl *pflag.FlagSet) []*pflag.Flag {
+	var all []*pflag.Flag
+	fl.VisitAll(func(f *pflag.Flag) { all = append(all, f) }) // VisitAll is in lexical order
+	return all
+}
+
+// openAISetting is the built-in agent's model or base URL and where it
+// comes from: the variable, else a defaults file; empty when neither.
+func openAISetting(fl *pflag.FlagSet, d *startDefaults, getenv func(string) string, key string) (value, from string) {
+	if v := getenv(envSettings[key]); v != "" {
+		return v, envSettings[key]
+	}
+	if src := d.From[key]; src.fromFile() {
+		return fl.Lookup(key).Value.String(), src.String()
+	}
+	return "", ""
+}
+
+// printSettings prints grub config's list of the files read and of
+// every setting of grub start with its source.
+func printSettings(row func(k, v string), c configOutput) {
+	files := "none (.grub/config.toml, ~/.config/grub/config.toml)"
+	if len(c.Files) > 0 {
+		files = strings.Join(c.Files, ", ") + " (the later wins)"
+	}
+	row("files", files)
+	row("settings", "for grub start: flag > environment > .grub/config.toml > user file > default")
+	for _, s := range c.Settings {
+		var v string
+		switch x := s.Value.(type) {
+		case []string:
+			quoted := make([]string, len(x))
+			for i, e := range x {
+				quoted[i] = strconv.Quote(e)
+			}
+			v = "[" + strings.Join(quoted, ", ") + "]"
+		case string:
+			v = strconv.Quote(x)
+		default:
+			b, _ := json.Marshal(x)
+			v = string(b)
+		}
+		row("  "+s.Key, termsafe.Line(v)+" ("+s.From+")")
+	}
 }
