@@ -101,9 +101,9 @@ type configGit struct {
 type configAgents struct {
 	Default     string        `json:"default"`
 	DefaultFrom string        `json:"defaultFrom"`
-	OpenAI  configOpenAI  `json:"openai"`
-	Claude  configProgram `json:"claude"`
-	Codex   configProgram `json:"codex"`
+	OpenAI      configOpenAI  `json:"openai"`
+	Claude      configProgram `json:"claude"`
+	Codex       configProgram `json:"codex"`
 }
 
 type configOpenAI struct {
