@@ -65,6 +65,13 @@ refuses a work tree with uncommitted changes unless --allow-dirty, commits
 the existing tree first in a repository without commits, and never pushes,
 resets, rebases or amends. --no-commit turns commits off.
 
+Defaults for these flags can be kept in .grub/config.toml (the project's)
+and ~/.config/grub/config.toml (yours), keyed by the long flag names:
+max-iter = 40, turn-timeout = "45m". A flag beats GRUB_MODEL and
+OPENAI_BASE_URL, which beat the project's file, which beats yours; grub
+config shows where each value comes from. resume and edit ignore the
+files: a task keeps the settings it started with.
+
 Durations are Go durations: 90s, 45m, 2h. --turn-timeout bounds each agent
 turn; --init-timeout bounds each run of init.sh and of a verify command.
 
