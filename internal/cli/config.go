@@ -12,6 +12,7 @@ import (
 	"github.com/grub-dev/grub/harness"
 	"github.com/grub-dev/grub/internal/llm"
 	"github.com/grub-dev/grub/internal/sandbox"
+	"github.com/grub-dev/grub/internal/termsafe"
 	"github.com/grub-dev/grub/schemas"
 )
 
@@ -40,8 +41,12 @@ is only reported as set or not, never shown), whether the claude and codex
 programs are on PATH, the sandbox a new task's commands would run under
 (the mode and where it comes from, the kernel's Landlock ABI and the
 paths commands may write), the default limits, and how many tasks the
-workspace holds. grub has no configuration file: flags and these environment
-variables are the whole configuration.
+workspace holds, then every setting grub start takes with its value and
+where it comes from: a flag's built-in default, GRUB_MODEL or
+OPENAI_BASE_URL, or a line of a defaults file (.grub/config.toml in the
+workspace, ~/.config/grub/config.toml or $XDG_CONFIG_HOME/grub/config.toml
+for you; see the README). A mistake in a file is reported here as it would
+be by grub start (exit 2).
 
 --json prints one object that follows schemas/config-output.schema.json.`,
 		Example: `  grub config
@@ -65,6 +70,10 @@ type configOutput struct {
 	Sandbox   configSandbox  `json:"sandbox"`
 	Limits    harness.Limits `json:"limits"`
 	Tasks     int            `json:"tasks"`
+	// Files are the defaults files read (missing ones left out), the
+	// user's first; Settings every setting of grub start, by key.
+	Files    []string        `json:"files"`
+	Settings []configSetting `json:"settings"`
 }
 
 // configSandbox is the sandbox a new task with the default agent would
@@ -90,10 +99,11 @@ type configGit struct {
 }
 
 type configAgents struct {
-	Default string        `json:"default"`
-	OpenAI  configOpenAI  `json:"openai"`
-	Claude  configProgram `json:"claude"`
-	Codex   configProgram `json:"codex"`
+	Default     string        `json:"default"`
+	DefaultFrom string        `json:"defaultFrom"`
+	OpenAI      configOpenAI  `json:"openai"`
+	Claude      configProgram `json:"claude"`
+	Codex       configProgram `json:"codex"`
 }
 
 type configOpenAI struct {
@@ -118,7 +128,27 @@ func configRun(opts *ConfigOptions) error {
 	if err != nil {
 		return err
 	}
-	out := configOutput{Workspace: store.Root, Limits: harness.DefaultLimits()}
+	out := configOutput{Workspace: store.Root, Files: []string{}}
+	startCmd := NewCmdStart(&Factory{IO: opts.IO}, nil)
+	fl := startCmd.LocalNonPersistentFlags()
+	defs, err := applyDefaults(fl, store.Root, opts.Getenv)
+	if err != nil {
+		return err
+	}
+	for _, f := range defs.Files {
+		out.Files = append(out.Files, f.Name)
+	}
+	out.Settings = settingsOf(fl, defs)
+	lf := limitFlags{forNewTask: true}
+	if out.Limits, err = lf.limits(flagsLike(fl, defs, lf.register)); err != nil {
+		return defs.explain(err)
+	}
+	var sf sandboxFlags
+	var newSandbox harness.Sandbox
+	if err := defs.explain(sf.apply(flagsLike(fl, defs, sf.register), &newSandbox)); err != nil {
+		return err
+	}
+	kind := harness.AgentKind(fl.Lookup("agent").Value.String())
 	repo, err := openRepo(store.Root)
 	if err != nil {
 		return err
@@ -131,13 +161,13 @@ func configRun(opts *ConfigOptions) error {
 		out.Git.Commits = len(out.Git.Filters) == 0
 	}
 	o := &out.Agents.OpenAI
-	out.Agents.Default = "openai"
+	out.Agents.Default, out.Agents.DefaultFrom = string(kind), defs.From["agent"].String()
 	o.APIKeySet = opts.Getenv("OPENAI_API_KEY") != ""
-	o.BaseURL, o.BaseURLFrom = opts.Getenv("OPENAI_BASE_URL"), "OPENAI_BASE_URL"
+	o.BaseURL, o.BaseURLFrom = openAISetting(fl, defs, opts.Getenv, "base-url")
 	if o.BaseURL == "" {
 		o.BaseURL, o.BaseURLFrom = llm.DefaultBaseURL, "default"
 	}
-	o.Model, o.ModelFrom = opts.Getenv("GRUB_MODEL"), "GRUB_MODEL"
+	o.Model, o.ModelFrom = openAISetting(fl, defs, opts.Getenv, "model")
 	if o.Model == "" {
 		o.ModelFrom = "unset"
 	}
@@ -148,9 +178,12 @@ func configRun(opts *ConfigOptions) error {
 		p.StallTimeoutSeconds = int64(DefaultStallTimeout / time.Second)
 		p.ReportsCost = reportsCost(harness.AgentKind(name))
 	}
-	sb, err := resolveSandbox(harness.Sandbox{}, harness.AgentOpenAI, store.Root, opts.Getenv, opts.Landlock)
+	sb, err := resolveSandbox(newSandbox, kind, store.Root, opts.Getenv, opts.Landlock)
 	if err != nil {
-		return err
+		return defs.explain(err)
+	}
+	if src := defs.From["sandbox"]; src.fromFile() {
+		sb.From = strings.Replace(sb.From, "--sandbox", src.String(), 1)
 	}
 	out.Sandbox = configSandbox{Mode: string(sb.Policy.Mode), From: sb.From, LandlockABI: sb.ABI,
 		NoNetwork: sb.ABI >= sandbox.MinABINetwork, Writable: sb.Policy.WritablePaths(), Warning: sb.Warning}
@@ -181,16 +214,16 @@ func printConfig(opts *ConfigOptions, c configOutput) error {
 		row("git", c.Git.Root+"; every turn is committed (--no-commit turns it off)")
 	}
 	o := c.Agents.OpenAI
-	row("agent", "openai (the default; --agent claude, codex or command for others)")
+	row("agent", fmt.Sprintf("%s (%s)", c.Agents.Default, c.Agents.DefaultFrom))
 	key := "not set (a local server needs none)"
 	if o.APIKeySet {
 		key = "set (not shown)"
 	}
 	row("  OPENAI_API_KEY", key)
 	row("  base URL", fmt.Sprintf("%s (%s)", o.BaseURL, o.BaseURLFrom))
-	model := "unset: pass --model or set GRUB_MODEL"
+	model := "unset: pass --model, set GRUB_MODEL or write model = \"…\" in .grub/config.toml"
 	if o.Model != "" {
-		model = o.Model + " (GRUB_MODEL)"
+		model = termsafe.Line(o.Model) + " (" + o.ModelFrom + ")"
 	}
 	row("  model", model)
 	for _, p := range []struct {
@@ -227,5 +260,6 @@ func printConfig(opts *ConfigOptions, c configOutput) error {
 	row("timeouts", fmt.Sprintf("%s per turn, %s per init.sh or verify run; no token or time budget unless given",
 		harness.FormatSeconds(l.TurnTimeoutSeconds), harness.FormatSeconds(l.InitTimeoutSeconds)))
 	row("tasks", fmt.Sprint(c.Tasks))
+	printSettings(row, c)
 	return tw.Flush()
 }

@@ -66,6 +66,13 @@ refuses a work tree with uncommitted changes unless --allow-dirty, commits
 the existing tree first in a repository without commits, and never pushes,
 resets, rebases or amends. --no-commit turns commits off.
 
+Defaults for these flags can be kept in .grub/config.toml (the project's)
+and ~/.config/grub/config.toml (yours), keyed by the long flag names:
+max-iter = 40, turn-timeout = "45m". A flag beats GRUB_MODEL and
+OPENAI_BASE_URL, which beat the project's file, which beats yours; grub
+config shows where each value comes from. resume and edit ignore the
+files: a task keeps the settings it started with.
+
 Durations are Go durations: 90s, 45m, 2h. --turn-timeout bounds each agent
 turn; --init-timeout bounds each run of init.sh and of a verify command.
 
@@ -104,21 +111,33 @@ func NewCmdStart(f *Factory, runF func(*StartOptions) error) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Goal = strings.TrimSpace(args[0])
 			opts.Ctx = cmd.Context()
-			opts.JSON, opts.Heartbeat, opts.NoProgress = rf.JSON, rf.Heartbeat, rf.NoProgress
-			if opts.Locale != "en" && opts.Locale != "zh" {
-				return usageErrorf("--locale %q: use en or zh", opts.Locale)
-			}
-			var err error
-			if opts.Limits, err = limits.limits(cmd); err != nil {
+			root, err := f.Root()
+			if err != nil {
 				return err
 			}
-			if err := af.apply(cmd, &opts.Agent, opts.Getenv); err != nil {
+			// The defaults files fill what no flag or variable gives (defaults.go).
+			defs, err := applyDefaults(cmd.LocalNonPersistentFlags(), root, opts.Getenv)
+			if err != nil {
 				return err
 			}
-			if err := checkCostBudget(opts.Limits.CostBudgetUSD, opts.Agent.Kind); err != nil {
-				return err
-			}
-			if err := sf.apply(cmd, &opts.Sandbox); err != nil {
+			err = defs.explain(func() error {
+				opts.JSON, opts.Heartbeat, opts.NoProgress = rf.JSON, rf.Heartbeat, rf.NoProgress
+				if opts.Locale != "en" && opts.Locale != "zh" {
+					return usageErrorf("--locale %q: use en or zh", opts.Locale)
+				}
+				var err error
+				if opts.Limits, err = limits.limits(cmd); err != nil {
+					return err
+				}
+				if err := af.apply(cmd, &opts.Agent, opts.Getenv); err != nil {
+					return err
+				}
+				if err := checkCostBudget(opts.Limits.CostBudgetUSD, opts.Agent.Kind); err != nil {
+					return err
+				}
+				return sf.apply(cmd, &opts.Sandbox)
+			}())
+			if err != nil {
 				return err
 			}
 			if runF != nil {

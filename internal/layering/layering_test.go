@@ -79,6 +79,7 @@ var owner = map[string]string{
 	"github.com/landlock-lsm/go-landlock":      "internal/sandbox",
 	"github.com/rogpeppe/go-internal":          "cmd/grub",
 	"golang.org/x/term":                        "internal/cli",
+	"github.com/pelletier/go-toml/v2":          "internal/config",
 }
 
 // pkg is one package of the module with its imports (tests excluded: what
