@@ -94,7 +94,7 @@ func loadTaskView(store *harness.Store, st *harness.State) (*taskView, error) {
 	}
 	v.Held, v.Holder = held, info
 
-	list, _, err := store.LoadFeatureList(st.ID)
+	list, _, err := store.LoadFeatureListAs(st.ID, st.FeatureListBaseline)
 	var schemaErr *schemas.Error
 	switch {
 	case err == nil:
