@@ -20,11 +20,14 @@ import (
 // valid is checked with the baseline taken as null (the schema's other
 // choice), and a feature list found valid before passes at once. Equal
 // digests mean equal values, so the answer is the one a full check
-// gives; a value never seen is checked in full.
+// gives; a value never seen is checked in full. Validate also remembers
+// the SHA-256 of a feature list's bytes it found valid, so that bytes
+// seen before are not even parsed again (the digests share one memo: a
+// byte digest and a value digest never collide).
 
 // memoSize bounds the digests kept: the lists a run sees in a row (the
 // accepted one, the turn's edit, the one before).
-const memoSize = 8
+const memoSize = 16
 
 type digest [sha256.Size]byte
 
