@@ -12,8 +12,8 @@ import (
 	"github.com/grub-dev/grub/agent"
 	"github.com/grub-dev/grub/bench/fixture"
 	"github.com/grub-dev/grub/controller"
-	"github.com/grub-dev/grub/internal/fakeagent"
 	"github.com/grub-dev/grub/harness"
+	"github.com/grub-dev/grub/internal/fakeagent"
 )
 
 // BenchmarkStatusJSON2000 is grub status --json on a task of 2,000
