@@ -16,7 +16,7 @@ lint:
 # The Go benchmarks, then bench/all.sh: grub against jq and a shell loop,
 # ratios side by side (README's performance section).
 bench:
-	$(GO) test -run '^$$$$' -bench 'ShellHugeOutput|StatusJSON' -benchtime 5x -benchmem ./agent/tools ./internal/cli
+	$(GO) test -run '^$$' -bench 'ShellHugeOutput|StatusJSON' -benchtime 5x -benchmem ./agent/tools ./internal/cli
 	sh bench/all.sh
 
 # Fuzz every parser of outside input for FUZZTIME each (make test runs the
