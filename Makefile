@@ -20,8 +20,11 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needs to run on:"; echo "$$out"; exit 1; fi
 
+# The Go benchmarks, then bench/all.sh: grub against jq and a shell loop,
+# ratios side by side (README's performance section).
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) test -run '^$$' -bench 'ShellHugeOutput|StatusJSON' -benchtime 5x -benchmem ./agent/tools ./internal/cli
+	sh bench/all.sh
 
 # Fuzz every parser of outside input for FUZZTIME each (make test runs the
 # seed corpora of these targets as ordinary tests).

@@ -20,10 +20,11 @@ const FileName = "feature-list.json"
 // rule; any other error means the schema itself could not be loaded.
 // Unknown fields pass the schema and are dropped by decoding.
 func Parse(file string, data []byte) (*List, error) {
-	if err := schemas.Validate(schemas.FeatureList, file, data); err != nil {
+	doc, err := schemas.Decode(schemas.FeatureList, file, data)
+	if err != nil {
 		return nil, err
 	}
-	l, err := decode(data)
+	l, err := decode(doc)
 	if err != nil {
 		// The schema accepted the document, so this is a decoder disagreement
 		// such as "version": 1.0 (a JSON number equal to 1 that is not an
@@ -46,17 +47,13 @@ func (e *versionError) Error() string {
 	return "version " + e.text + " is not a whole number; write 1"
 }
 
-// decode builds a List from a document that passed the schema. It reads
-// exactly the keys the schema checked: encoding/json would also match keys
-// that differ in case ("Passes"), letting a document say one thing to the
-// schema and another to grub.
-func decode(data []byte) (*List, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var doc map[string]any
-	if err := dec.Decode(&doc); err != nil {
-		return nil, err
-	}
+// decode builds a List from a document that passed the schema, as
+// schemas.Decode returns it. It reads exactly the keys the schema
+// checked: encoding/json would also match keys that differ in case
+// ("Passes"), letting a document say one thing to the schema and another
+// to grub.
+func decode(v any) (*List, error) {
+	doc, _ := v.(map[string]any)
 	l := &List{}
 	if n, ok := doc["version"].(json.Number); ok {
 		v, err := strconv.Atoi(n.String())
@@ -96,6 +93,19 @@ func decode(data []byte) (*List, error) {
 // validated against the schema, so a list that could not be read back (an
 // empty goal, a malformed id) is an error rather than a bad file.
 func Marshal(l *List) ([]byte, error) {
+	data, err := Encode(l)
+	if err != nil {
+		return nil, err
+	}
+	if err := schemas.Validate(schemas.FeatureList, FileName, data); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// Encode is Marshal without the schema check: the bytes grub would write
+// for l, to compare with what a file holds.
+func Encode(l *List) ([]byte, error) {
 	if l == nil {
 		return nil, errors.New("featurelist: cannot marshal a nil list")
 	}
@@ -113,9 +123,6 @@ func Marshal(l *List) ([]byte, error) {
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(&c); err != nil {
 		return nil, fmt.Errorf("featurelist: %w", err)
-	}
-	if err := schemas.Validate(schemas.FeatureList, FileName, buf.Bytes()); err != nil {
-		return nil, err
 	}
 	return buf.Bytes(), nil
 }

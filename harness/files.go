@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -88,6 +89,30 @@ func (s *Store) LoadFeatureList(id string) (*featurelist.List, []byte, error) {
 		return nil, nil, fmt.Errorf("read %s: %w", rel, err)
 	}
 	l, err := featurelist.Parse(rel, data)
+	if err != nil {
+		return nil, data, err
+	}
+	return l, data, nil
+}
+
+// LoadFeatureListAs is LoadFeatureList for a reader that already holds
+// a valid list, usually the accepted one (state.json's baseline): when
+// feature-list.json holds exactly the bytes grub writes for accepted, it
+// returns accepted itself (not a copy) without parsing the file again;
+// otherwise it parses the file as LoadFeatureList does. A nil accepted
+// is LoadFeatureList.
+func (s *Store) LoadFeatureListAs(id string, accepted *featurelist.List) (*featurelist.List, []byte, error) {
+	if accepted == nil || !ValidID(id) {
+		return s.LoadFeatureList(id)
+	}
+	data, err := s.readRegular(s.Path(id, FileFeatureList))
+	if err != nil {
+		return s.LoadFeatureList(id) // the same error, worded as LoadFeatureList does
+	}
+	if want, err := featurelist.Encode(accepted); err == nil && bytes.Equal(data, want) {
+		return accepted, data, nil
+	}
+	l, err := featurelist.Parse(s.Rel(s.Path(id, FileFeatureList)), data)
 	if err != nil {
 		return nil, data, err
 	}

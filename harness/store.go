@@ -258,10 +258,34 @@ func (s *Store) marshalState(st *State) ([]byte, error) {
 		return nil, &schemas.Error{File: rel, Schema: schemas.State, Violations: []schemas.Violation{
 			{Pointer: "/id", Rule: fmt.Sprintf("%q is not a task id (8 lowercase hex characters)", st.ID)}}}
 	}
-	if err := schemas.Validate(schemas.State, rel, data); err != nil {
+	if err := validateState(st, rel); err != nil {
 		return nil, err
 	}
 	return data, nil
+}
+
+// validateState checks st against the state schema as its JSON would be
+// checked, in two parts: st with a null baseline, then the baseline
+// against the feature-list schema (the state schema's other choice for
+// it, and nothing else in it looks at the baseline). A baseline that
+// schemas has found valid before is not parsed again, so saving the
+// state several times a turn does not cost a check of the whole list
+// each time.
+func validateState(st *State, rel string) error {
+	c := *st
+	c.FeatureListBaseline = nil
+	if err := schemas.ValidateGo(schemas.State, rel, &c); err != nil || st.FeatureListBaseline == nil {
+		return err
+	}
+	err := schemas.ValidateGo(schemas.FeatureList, rel, st.FeatureListBaseline)
+	var se *schemas.Error
+	if errors.As(err, &se) {
+		se.Schema = schemas.State
+		for i := range se.Violations {
+			se.Violations[i].Pointer = "/featureListBaseline" + se.Violations[i].Pointer
+		}
+	}
+	return err
 }
 
 // SaveState validates st and writes it to state.json atomically. An invalid

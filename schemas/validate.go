@@ -2,6 +2,7 @@ package schemas
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -139,27 +140,71 @@ func (e *Error) Error() string {
 // error messages. It returns a *Error for a bad document and a plain error
 // only when the schema itself cannot be loaded.
 func Validate(name, file string, data []byte) error {
+	if name != FeatureList {
+		_, err := Decode(name, file, data)
+		return err
+	}
+	sum := digest(sha256.Sum256(data))
+	if knownValidList(sum) {
+		return nil
+	}
+	_, err := Decode(name, file, data)
+	if err == nil {
+		rememberValidList(sum)
+	}
+	return err
+}
+
+// Decode is Validate that also returns the document, decoded with
+// encoding/json's UseNumber, so that a caller need not parse it again.
+func Decode(name, file string, data []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var doc any
 	if err := dec.Decode(&doc); err != nil {
-		return &Error{File: file, Schema: name, Syntax: err}
+		return nil, &Error{File: file, Schema: name, Syntax: err}
 	}
 	if dec.More() {
-		return &Error{File: file, Schema: name, Syntax: errors.New("trailing data after the JSON value")}
+		return nil, &Error{File: file, Schema: name, Syntax: errors.New("trailing data after the JSON value")}
 	}
-	return ValidateValue(name, file, doc)
+	if err := ValidateValue(name, file, doc); err != nil {
+		return nil, err
+	}
+	return doc, nil
 }
 
 // ValidateValue checks an already decoded JSON value (as produced by
-// encoding/json with UseNumber, or plain float64 numbers).
+// encoding/json with UseNumber, or plain float64 numbers). A feature
+// list found valid before in this process, alone or as a state's
+// baseline, is not checked again (memo.go).
 func ValidateValue(name, file string, doc any) error {
 	s, err := schema(name)
 	if err != nil {
 		return err
 	}
+	var list *digest // the feature list in doc, to remember once doc passes
+	switch name {
+	case FeatureList:
+		d := digestOf(doc)
+		if knownValidList(d) {
+			return nil
+		}
+		list = &d
+	case State:
+		if m, ok := doc.(map[string]any); ok && m[baselineKey] != nil {
+			d := digestOf(m[baselineKey])
+			if knownValidList(d) {
+				doc = withoutBaseline(m)
+			} else {
+				list = &d
+			}
+		}
+	}
 	err = s.Validate(doc)
 	if err == nil {
+		if list != nil {
+			rememberValidList(*list)
+		}
 		return nil
 	}
 	var ve *jsonschema.ValidationError
@@ -182,6 +227,21 @@ func ValidateGo(name, file string, v any) error {
 		return fmt.Errorf("%s: %w", file, err)
 	}
 	return Validate(name, file, data)
+}
+
+// baselineKey is state.json's copy of the accepted feature list; the
+// schema allows null or a feature list there.
+const baselineKey = "featureListBaseline"
+
+// withoutBaseline is a state document with its baseline null: a shallow
+// copy, doc itself is left alone.
+func withoutBaseline(doc map[string]any) map[string]any {
+	c := make(map[string]any, len(doc))
+	for k, v := range doc {
+		c[k] = v
+	}
+	c[baselineKey] = nil
+	return c
 }
 
 func collectLeaves(ve *jsonschema.ValidationError, out *[]Violation) {

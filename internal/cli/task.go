@@ -138,7 +138,7 @@ func loadTaskView(store *harness.Store, st *harness.State) (*taskView, error) {
 		v.LastTurn = &turns[len(turns)-1]
 	}
 
-	list, _, err := store.LoadFeatureList(st.ID)
+	list, _, err := store.LoadFeatureListAs(st.ID, st.FeatureListBaseline)
 	var schemaErr *schemas.Error
 	switch {
 	case err == nil:

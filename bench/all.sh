@@ -1,0 +1,133 @@
+#!/bin/sh
+# make bench: what grub's own work costs, against tools doing the same
+# work, in one table (the figures of README's performance section).
+#
+#   1. grub status --json on 2,000 features and a 50 MB progress log,
+#      against jq counting the passing features of the same list
+#   2. grub's work per turn (BenchmarkTurn: referee, init.sh and verify,
+#      record, commit; the in-process fake agent's time left out) at 10 and
+#      2,000 features, against a shell loop running the same init.sh,
+#      verify command and git add -A && git commit
+#   3. the execution prompt's size at 2,000 features against 10
+#   4. grub's peak memory (VmHWM) over a run of 2,000 features and over a
+#      turn whose agent prints 80 MB
+#
+# The machine is shared: every time is the best of RUNS runs (default 7).
+#   bench/all.sh            TURNS=10 RUNS=7 bench/all.sh
+set -eu
+cd "$(dirname "$0")/.."
+RUNS=${RUNS:-7}
+TURNS=${TURNS:-10}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+go build -o "$tmp/grub" ./cmd/grub
+go build -o "$tmp/mkfixture" ./bench/mkfixture
+grub=$tmp/grub
+
+now() { date +%s%N; }
+# best RUNS CMD...: the shortest wall time of RUNS runs, in ms.
+best() {
+	n=$1; shift; b=
+	for _ in $(seq "$n"); do
+		s=$(now); "$@" >/dev/null 2>&1; e=$(now)
+		t=$(( (e - s) / 1000 ))
+		if [ -z "$b" ] || [ "$t" -lt "$b" ]; then b=$t; fi
+	done
+	awk -v us="$b" 'BEGIN { printf "%.1f", us / 1000 }'
+}
+# peak CMD...: grub's peak resident memory (VmHWM) in MB, read from
+# /proc while it runs (the last reading before it exits).
+peak() {
+	"$@" >"$tmp/peak.out" 2>&1 &
+	pid=$!; hwm=0
+	while kill -0 "$pid" 2>/dev/null; do
+		v=$(awk '/^VmHWM/ { print $2 }' "/proc/$pid/status" 2>/dev/null || true)
+		[ -n "$v" ] && hwm=$v
+		sleep 0.02
+	done
+	wait "$pid" || true
+	grep -E 'stopped|complete|budget|error' "$tmp/peak.out" | tail -1 >&2 || true
+	awk -v kb="$hwm" 'BEGIN { printf "%.1f", kb / 1024 }'
+}
+gitc() { d=$1; shift; git -C "$d" -c user.name=bench -c user.email=bench@example.com "$@"; }
+repo() { # repo DIR: a git repository of what DIR holds
+	git -C "$1" init -q && git -C "$1" add -A &&
+		git -C "$1" -c user.name=bench -c user.email=bench@example.com commit -qm fixture
+}
+
+# 1. status against jq.
+st=$tmp/status
+id=$("$tmp/mkfixture" -features 2000 -log 50000000 "$st")
+status_ms=$(cd "$st" && best "$RUNS" "$grub" status --json "$id")
+if ! command -v jq >/dev/null 2>&1; then
+	(apt-get install -y jq >/dev/null 2>&1) || true
+fi
+if command -v jq >/dev/null 2>&1; then
+	jq_ms=$(best "$RUNS" jq '[.features[] | select(.passes)] | length' "$st/.grub/$id/feature-list.json")
+	status_ratio=$(awk -v a="$status_ms" -v b="$jq_ms" 'BEGIN { printf "%.1f×", a / b }')
+else
+	jq_ms="skipped: jq is not installed and apt-get could not install it"
+	status_ratio="-"
+fi
+
+# 2. a turn: grub's own work (Go benchmark) against a shell loop.
+out=$(go test -run '^$' -bench 'BenchmarkTurn' -benchtime "${TURNS}x" ./internal/cli)
+printf '%s\n\n' "$out"
+metric() { # metric SIZE UNIT
+	printf '%s\n' "$out" | awk -v size="features=$1-" -v unit="$2" \
+		'index($1, size) { for (i = 3; i < NF; i++) if ($(i + 1) == unit) printf "%.1f", $i }'
+}
+# loop SIZE: ms per turn of init.sh + verify + git add -A && git commit,
+# the fake agent's work (a marker file and the flip) done untimed.
+loop() {
+	d=$tmp/loop$1
+	lid=$("$tmp/mkfixture" -features "$1" -passing $(($1 / 2)) "$d")
+	repo "$d"
+	total=0
+	for i in $(seq $(($1 / 2 + 1)) $(($1 / 2 + TURNS))); do
+		f=feature-$i
+		: >"$d/$f.done"
+		awk -v id="\"id\": \"$f\"," '
+			index($0, id) { hit = 1 }
+			hit && /"passes": false/ { sub(/"passes": false/, "\"passes\": true"); hit = 0 }
+			{ print }' "$d/.grub/$lid/feature-list.json" >"$tmp/list" && cp "$tmp/list" "$d/.grub/$lid/feature-list.json"
+		s=$(now)
+		bash "$d/.grub/$lid/init.sh" >/dev/null
+		(cd "$d" && sh -c "test -f $f.done")
+		gitc "$d" add -A
+		gitc "$d" commit -qm "turn $i"
+		e=$(now)
+		total=$((total + (e - s) / 1000))
+	done
+	awk -v us="$total" -v n="$TURNS" 'BEGIN { printf "%.1f", us / n / 1000 }'
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f×", a / b }'; }
+g10=$(metric 10 grub-ms/turn); g2k=$(metric 2000 grub-ms/turn)
+l10=$(loop 10); l2k=$(loop 2000)
+p10=$(metric 10 prompt-B); p2k=$(metric 2000 prompt-B)
+
+# 4. peak memory: a 2,000-feature run of 3 turns with the fake agent, and
+# one turn whose agent prints 80 MB.
+run=$tmp/run
+rid=$("$tmp/mkfixture" -features 2000 -agent "$grub demo-agent" "$run")
+repo "$run"
+run_mb=$(cd "$run" && peak "$grub" resume "$rid" --max-iter 1004)
+big=$tmp/big
+cat >"$tmp/loud.sh" <<'SH'
+#!/bin/sh
+head -c 80000000 /dev/zero | tr '\0' x
+echo
+echo '<loop-state>{"status":"continue","summary":"printed 80 MB","nextStep":"carry on"}</loop-state>'
+SH
+chmod +x "$tmp/loud.sh"
+bid=$("$tmp/mkfixture" -features 10 -agent "$tmp/loud.sh" "$big")
+repo "$big"
+loud_mb=$(cd "$big" && peak "$grub" resume "$bid" --max-iter 7)
+
+printf '| measure | grub | reference | ratio | goal |\n|---|---|---|---|---|\n'
+printf '| status --json, 2,000 features, 50 MB log (ms) | %s | jq: %s | %s | ≤ 2× |\n' "$status_ms" "$jq_ms" "$status_ratio"
+printf '| grub work per turn, 10 features (ms) | %s | shell loop: %s | %s | ≤ 1.5× |\n' "$g10" "$l10" "$(ratio "$g10" "$l10")"
+printf '| grub work per turn, 2,000 features (ms) | %s | shell loop: %s | %s | ≤ 1.5× |\n' "$g2k" "$l2k" "$(ratio "$g2k" "$l2k")"
+printf '| execution prompt, 2,000 vs 10 features (bytes) | %s | %s | %s | ≤ 1.1× |\n' "$p2k" "$p10" "$(ratio "$p2k" "$p10")"
+printf '| peak memory, 2,000-feature run of 3 turns (MB) | %s | | | < 100 |\n' "$run_mb"
+printf '| peak memory, a turn whose agent prints 80 MB (MB) | %s | | | < 100 |\n' "$loud_mb"
