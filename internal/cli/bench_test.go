@@ -110,7 +110,7 @@ func benchTurns(b *testing.B, features int) {
 	turns := b.N
 	more := turns
 	opts := controller.Options{Store: store, TaskID: id, Agent: ag, Limits: harness.LimitChanges{MaxIterations: &more},
-		Committer: gitCommitter{repo}, Changes: gitChanges{repo}, GitGuard: gitGuard{repo}}
+		Committer: gitCommitter{repo: repo, store: store}, Changes: gitChanges{repo}, GitGuard: gitGuard{repo}}
 	*opts.Limits.MaxIterations = st.CurrentIteration + turns
 	b.ResetTimer()
 	start := time.Now()
