@@ -83,9 +83,9 @@ func (s *Store) writeOwnFile(id, name string, data []byte, perm os.FileMode) err
 func (s *Store) openOwnFile(path string, flag int, perm os.FileMode, keep string) (*os.File, error) {
 	before, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) && flag&os.O_CREATE != 0 {
-		f, err := os.OpenFile(path, flag|os.O_EXCL|oNoFollow, perm)
-		if !errors.Is(err, fs.ErrExist) {
-			return f, err
+		f, cerr := os.OpenFile(path, flag|os.O_EXCL|oNoFollow, perm)
+		if !errors.Is(cerr, fs.ErrExist) {
+			return f, cerr
 		}
 		// Another grub process created it between the two calls (two
 		// commands opening control.lock at once): open what is there now,
