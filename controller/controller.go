@@ -14,12 +14,18 @@ import (
 	"github.com/grub-dev/grub/internal/proc"
 	"github.com/grub-dev/grub/internal/termsafe"
 	"github.com/grub-dev/grub/loopstate"
+	"github.com/grub-dev/grub/templates"
 )
 
 // Committer records a finished turn in version control (one commit per
 // turn), and reports the files it left out.
 type Committer interface {
 	Commit(ctx context.Context, c Commit) (CommitReport, error)
+	// Committed reports whether the turn's commit is made: the newest
+	// commit of the task on HEAD is that turn's (or a later one). The
+	// controller asks before committing a turn whose record a crash
+	// interrupted.
+	Committed(ctx context.Context, taskID string, iteration int) (bool, error)
 }
 
 // CommitReport is what a Committer tells the controller about a commit:
@@ -136,6 +142,7 @@ type Controller struct {
 	carry      time.Duration    // time not yet added as a whole second
 	stateBytes []byte           // state.json as grub last wrote it
 	leftOut    map[string]int64 // files commits left out, with the size warned about
+	unsaved    bool             // state changed in memory since the last persist (a finished record)
 
 	mu          sync.Mutex
 	cancelTurn  context.CancelFunc
@@ -179,7 +186,15 @@ func Run(ctx context.Context, o Options) (*harness.State, error) {
 	}
 	c.st = st
 	c.mark = c.now()
+	if st.RecordPending != nil {
+		if err := c.finishRecord(ctx); err != nil {
+			return st, err
+		}
+	}
 	if st.Status == harness.StatusComplete {
+		if c.unsaved {
+			return st, c.persist()
+		}
 		return st, nil
 	}
 	if err := c.prepare(ctx); err != nil {
@@ -240,7 +255,9 @@ func (c *Controller) prepare(ctx context.Context) error {
 	st.Status = harness.StatusRunning
 	st.StopReason = ""
 	if st.AwaitingTurn {
-		c.recoverUnknownTurn()
+		if err := c.recoverUnknownTurn(ctx); err != nil {
+			return err
+		}
 	}
 	if err := c.store.EnsureGitignore(); err != nil {
 		return err
@@ -256,9 +273,11 @@ func (c *Controller) prepare(ctx context.Context) error {
 	return c.persist()
 }
 
-// recoverUnknownTurn records the turn a dead runner left unfinished. It is
-// never replayed: the next prompt tells the agent to look at the workspace.
-func (c *Controller) recoverUnknownTurn() {
+// recoverUnknownTurn records the turn a dead runner left unfinished, as a
+// turn is recorded (saved as pending, then its entry and commit), so that
+// it has one entry and one commit whenever grub dies again. It is never
+// replayed: the next prompt tells the agent to look at the workspace.
+func (c *Controller) recoverUnknownTurn(ctx context.Context) error {
 	st := c.st
 	st.AwaitingTurn = false
 	st.TurnStartedAt = nil
@@ -266,8 +285,16 @@ func (c *Controller) recoverUnknownTurn() {
 	d.Iteration = st.CurrentIteration
 	st.LastDecision = &d
 	st.Pending.RecoveredUnknownTurn = true
-	c.appendLog(logEntry{decision: loopstate.Unknown, summary: "grub stopped during this turn (crash or kill); its outcome is unknown and it is not replayed"})
+	entry := templates.Entry{Iteration: st.CurrentIteration, Phase: string(st.Phase), Decision: loopstate.Unknown,
+		Summary: "grub stopped during this turn (crash or kill); its outcome is unknown and it is not replayed", At: c.now().UTC()}
+	if err := c.saveRecord(entry, d.Summary); err != nil {
+		return err
+	}
+	if err := c.writeRecord(ctx, false); err != nil {
+		return err
+	}
 	c.say("turn %d was interrupted by a crash; recorded as unknown", st.CurrentIteration)
+	return nil
 }
 
 func (c *Controller) loop(ctx context.Context) (*harness.State, error) {
@@ -295,6 +322,9 @@ func (c *Controller) loop(ctx context.Context) (*harness.State, error) {
 			return c.st, err
 		}
 		if interrupted {
+			if err := c.persist(); err != nil {
+				return c.st, err
+			}
 			c.say("interrupted: task %s paused; run grub resume %s to continue", c.st.ID, c.st.ID)
 			return c.st, ErrInterrupted
 		}
@@ -336,7 +366,7 @@ func (c *Controller) recordChildren() {
 // goal and limit edits among them still apply.
 func (c *Controller) finish(s Stop) (*harness.State, error) {
 	_, _, taken := c.applyControl()
-	changed := taken > 0 || c.st.Status != s.Status || c.st.StopReason != s.Reason
+	changed := taken > 0 || c.unsaved || c.st.Status != s.Status || c.st.StopReason != s.Reason
 	c.st.Status = s.Status
 	c.st.StopReason = s.Reason
 	// A stop decided after a turn was recorded (and committed) with it;
@@ -370,6 +400,7 @@ func (c *Controller) persist() error {
 	if err := c.store.SaveState(c.st); err != nil {
 		return err
 	}
+	c.unsaved = false
 	b, err := c.store.StateBytes(c.st.ID)
 	if err != nil {
 		return err

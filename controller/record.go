@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/grub-dev/grub/harness"
+	"github.com/grub-dev/grub/internal/failpoint"
 	"github.com/grub-dev/grub/loopstate"
 	"github.com/grub-dev/grub/templates"
 )
@@ -18,8 +19,11 @@ type logEntry struct {
 	summary, failure, note string
 }
 
-// record writes the turn's progress-log entry and checklist, commits the
-// turn, persists state and reports the end of the turn.
+// record saves the turn's record in state, then writes it. The entry,
+// the commit's fields and the final status are decided first and saved
+// (recordPending, awaitingTurn cleared), so that a crash from here on is
+// finished by the next run, never logged again as an unknown turn; then
+// writeRecord appends the entry, renders the checklist and commits.
 func (c *Controller) record(ctx context.Context, out *outcome) error {
 	st := c.st
 	entry := templates.Entry{
@@ -43,23 +47,11 @@ func (c *Controller) record(ctx context.Context, out *outcome) error {
 	if out.decision.Blocker != "" {
 		entry.Note = strings.TrimSpace(entry.Note + "\nBlocker: " + out.decision.Blocker)
 	}
-	if err := c.store.AppendEntry(st.ID, entry); err != nil {
+	if err := c.saveRecord(entry, out.decision.Summary); err != nil {
 		return err
 	}
-	if err := c.store.WriteChecklist(st.ID, st.Goal, st.FeatureListBaseline); err != nil {
+	if err := c.writeRecord(ctx, false); err != nil {
 		return err
-	}
-	// Persist before committing, so the commit holds the turn's state.
-	if err := c.persist(); err != nil {
-		return err
-	}
-	if c.opts.Committer != nil {
-		rep, err := c.opts.Committer.Commit(ctx, Commit{TaskID: st.ID, Iteration: st.CurrentIteration,
-			Feature: entry.Feature, Summary: out.decision.Summary, Status: string(st.Status)})
-		if err != nil {
-			c.say("commit of turn %d failed: %v", st.CurrentIteration, err)
-		}
-		c.warnLeftOut(rep)
 	}
 	passing, total := 0, 0
 	if b := st.FeatureListBaseline; b != nil {
@@ -75,6 +67,81 @@ func (c *Controller) record(ctx context.Context, out *outcome) error {
 	c.say("turn %d/%d ended after %s: %s; %d/%d features pass; %d tokens used",
 		st.CurrentIteration, st.Limits.MaxIterations, out.elapsed.Round(time.Second), result, passing, total, st.Usage.TokensUsed)
 	return nil
+}
+
+// saveRecord renders the turn's entry and persists state with it as the
+// turn's pending record (see harness.PendingRecord).
+func (c *Controller) saveRecord(entry templates.Entry, summary string) error {
+	text, err := templates.RenderEntry(entry)
+	if err != nil {
+		return err
+	}
+	c.st.RecordPending = &harness.PendingRecord{Iteration: entry.Iteration, Entry: text, Feature: entry.Feature, Summary: summary}
+	if err := c.persist(); err != nil {
+		return err
+	}
+	failpoint.Hit(failpoint.RecordSaved)
+	return nil
+}
+
+// writeRecord writes the record saved in state: the progress-log entry,
+// the checklist and the turn's commit (with the state and log in it).
+// When resumed, a crash may have cut it short, so each step that is done
+// already is skipped: the entry is in the log, the turn's commit is on
+// HEAD. The pending record is then cleared in memory: the next write of
+// state carries that, and a crash before it finds every step done.
+func (c *Controller) writeRecord(ctx context.Context, resumed bool) error {
+	st, p := c.st, c.st.RecordPending
+	if resumed {
+		if _, err := c.store.AppendProgressOnce(st.ID, p.Entry); err != nil {
+			return err
+		}
+	} else if err := c.store.AppendProgress(st.ID, p.Entry); err != nil {
+		return err
+	}
+	failpoint.Hit(failpoint.LogAppended)
+	if err := c.store.WriteChecklist(st.ID, st.Goal, st.FeatureListBaseline); err != nil {
+		return err
+	}
+	failpoint.Hit(failpoint.ChecklistSaved)
+	c.commit(ctx, p, resumed)
+	failpoint.Hit(failpoint.Committed)
+	st.RecordPending = nil
+	c.unsaved = true
+	return nil
+}
+
+// commit makes the turn's commit, unless resumed and it is made already.
+// A commit that fails is reported and the run goes on: the next turn's
+// commit holds the files.
+func (c *Controller) commit(ctx context.Context, p *harness.PendingRecord, resumed bool) {
+	if c.opts.Committer == nil {
+		return
+	}
+	st := c.st
+	if resumed {
+		done, err := c.opts.Committer.Committed(ctx, st.ID, p.Iteration)
+		if err != nil {
+			c.say("could not tell whether turn %d was committed (%v); not committing it again", p.Iteration, err)
+			return
+		}
+		if done {
+			return
+		}
+	}
+	rep, err := c.opts.Committer.Commit(ctx, Commit{TaskID: st.ID, Iteration: p.Iteration,
+		Feature: p.Feature, Summary: p.Summary, Status: string(st.Status)})
+	if err != nil {
+		c.say("commit of turn %d failed: %v", p.Iteration, err)
+	}
+	c.warnLeftOut(rep)
+}
+
+// finishRecord finishes the record of a turn that a runner which died left
+// pending, before anything else of this run changes state.
+func (c *Controller) finishRecord(ctx context.Context) error {
+	c.say("finishing the record of turn %d, which a crash interrupted", c.st.RecordPending.Iteration)
+	return c.writeRecord(ctx, true)
 }
 
 // warnLeftOut names each file the turn's commit left out for its size, on

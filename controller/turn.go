@@ -11,6 +11,7 @@ import (
 	"github.com/grub-dev/grub/agent"
 	"github.com/grub-dev/grub/featurelist"
 	"github.com/grub-dev/grub/harness"
+	"github.com/grub-dev/grub/internal/failpoint"
 	"github.com/grub-dev/grub/loopstate"
 	"github.com/grub-dev/grub/templates"
 )
@@ -71,6 +72,7 @@ func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
 		return nil, err
 	}
 	res, run := c.runAgent(ctx, plan)
+	failpoint.Hit(failpoint.AgentReturned)
 	out := &outcome{usage: res.Usage, elapsed: run.elapsed, phase: c.st.Phase, feature: plan.feature}
 	c.addUsage(res.Usage)
 	classifyAgentError(out, run, ctx.Err() != nil)
@@ -97,6 +99,7 @@ func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
 	}
 	out.changed = after != plan.before
 	c.settle(out)
+	failpoint.Hit(failpoint.Verified)
 	return out, nil
 }
 
@@ -131,6 +134,7 @@ func (c *Controller) prepareTurn() (turnPlan, error) {
 	if err := c.persist(); err != nil {
 		return turnPlan{}, err
 	}
+	failpoint.Hit(failpoint.TurnStarted)
 	return turnPlan{prompt: prompt, promptFile: promptFile, feature: feature, before: before, git: git, initScript: initScript}, nil
 }
 

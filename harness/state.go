@@ -53,6 +53,10 @@ type State struct {
 	CurrentIteration    int        `json:"currentIteration"`
 	AwaitingTurn        bool       `json:"awaitingTurn"`
 	TurnStartedAt       *time.Time `json:"turnStartedAt,omitempty"`
+	// RecordPending is the record of the turn CurrentIteration, decided
+	// and saved before any of it is written; the run that finds it set
+	// finishes it (see PendingRecord).
+	RecordPending *PendingRecord `json:"recordPending,omitempty"`
 	ConsecutiveFailures int        `json:"consecutiveFailures"`
 	ConsecutiveBlocked  int        `json:"consecutiveBlocked"`
 	NoProgressTurns     int        `json:"noProgressTurns"`
@@ -219,6 +223,18 @@ type Decision struct {
 // NewDecision is a decision with the given status and summary.
 func NewDecision(status loopstate.Status, summary string) Decision {
 	return Decision{Decision: loopstate.Decision{Status: status, Summary: summary}}
+}
+
+// PendingRecord is a turn's record as the controller decided it, saved in
+// state before the progress-log entry, the checklist and the commit are
+// written, so that a crash in between is finished, not guessed: each step
+// is done again only if it is missing (the entry is not in the log, the
+// turn has no commit on HEAD). It stays set until the next write of state.
+type PendingRecord struct {
+	Iteration int    `json:"iteration"`
+	Entry     string `json:"entry"` // the progress-log entry, rendered
+	Feature   string `json:"feature,omitempty"`
+	Summary   string `json:"summary,omitempty"`
 }
 
 // Check is the result of a command the controller ran (init.sh, verify).

@@ -19,6 +19,7 @@ var leaves = []string{
 	"agent",
 	"featurelist",
 	"internal/atomicfile",
+	"internal/failpoint",
 	"internal/proc",
 	"internal/termsafe",
 	"loopstate",
