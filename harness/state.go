@@ -53,10 +53,6 @@ type State struct {
 	CurrentIteration    int        `json:"currentIteration"`
 	AwaitingTurn        bool       `json:"awaitingTurn"`
 	TurnStartedAt       *time.Time `json:"turnStartedAt,omitempty"`
-	// RecordPending is the record of the turn CurrentIteration, decided
-	// and saved before any of it is written; the run that finds it set
-	// finishes it (see PendingRecord).
-	RecordPending *PendingRecord `json:"recordPending,omitempty"`
 	ConsecutiveFailures int        `json:"consecutiveFailures"`
 	ConsecutiveBlocked  int        `json:"consecutiveBlocked"`
 	NoProgressTurns     int        `json:"noProgressTurns"`
@@ -68,6 +64,10 @@ type State struct {
 	// Sandbox is how the commands run for the agent are confined; absent
 	// (zero) in files written before it existed, which means the default.
 	Sandbox Sandbox `json:"sandbox,omitzero"`
+	// RecordPending is the record of turn CurrentIteration, decided and
+	// saved before any of it is written; the run that finds it set
+	// finishes it (see PendingRecord).
+	RecordPending *PendingRecord `json:"recordPending,omitempty"`
 	// FeatureListBaseline is the last feature list the controller accepted.
 	FeatureListBaseline *featurelist.List `json:"featureListBaseline"`
 	LastDecision        *Decision         `json:"lastDecision"`
