@@ -100,7 +100,9 @@ func resumeRun(opts *ResumeOptions) error {
 		return err
 	}
 	id := st.ID
-	if st.Status == harness.StatusComplete {
+	// A complete task whose last record a crash cut short is run: the
+	// controller finishes the record and stops.
+	if st.Status == harness.StatusComplete && st.RecordPending == nil {
 		fmt.Fprintf(opts.IO.ErrOut, "grub: task %s is already complete; nothing to resume\n", id)
 		return nil
 	}
