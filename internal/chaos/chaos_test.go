@@ -40,7 +40,7 @@ var grubBin string
 // The counts TestMain prints.
 var counts struct {
 	trials, failpointTrials, randomTrials, kills, recovered, violations atomic.Int64
-	resumes, ran, locked, otherExit                                       atomic.Int64
+	resumes, ran, locked, otherExit                                     atomic.Int64
 }
 
 var seed uint64
@@ -117,7 +117,7 @@ func env(home string, extra ...string) []string {
 	return append(out, extra...)
 }
 
-// workspace is a new git repository with one file and no commits, and
+// workspace is a new git repository with one committed file, and
 // the home folder its grub runs use.
 type workspace struct {
 	dir, home string
@@ -129,13 +129,19 @@ func newWorkspace(t *testing.T) workspace {
 	if err := os.MkdirAll(w.dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("git", "init", "-q")
-	cmd.Dir, cmd.Env = w.dir, env(w.home)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v\n%s", err, out)
-	}
 	if err := os.WriteFile(filepath.Join(w.dir, "README"), []byte("chaos\n"), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	// The first commit is the user's: a kill during grub start's own
+	// first commit is not a turn's (and leaves a work tree start calls
+	// dirty).
+	for _, args := range [][]string{{"init", "-q"}, {"add", "README"}, {"commit", "-q", "-m", "the project"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir, cmd.Env = w.dir, env(w.home, "GIT_AUTHOR_NAME=chaos", "GIT_AUTHOR_EMAIL=chaos@localhost",
+			"GIT_COMMITTER_NAME=chaos", "GIT_COMMITTER_EMAIL=chaos@localhost")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %s: %v\n%s", args[0], err, out)
+		}
 	}
 	return w
 }

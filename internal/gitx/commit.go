@@ -284,11 +284,7 @@ func writeCommit(ctx context.Context, st *filesystem.Storage, ref plumbing.Refer
 	if err := ctx.Err(); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	var old *plumbing.Reference
-	if !parent.IsZero() {
-		old = plumbing.NewHashReference(ref, parent)
-	}
-	if err := st.CheckAndSetReference(plumbing.NewHashReference(ref, hash), old); err != nil {
+	if err := setRef(st, ref, parent, hash); err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("move %s to the new commit: %w (did another git command commit meanwhile? run grub again)", ref, err)
 	}
 	appendReflog(st, ref, parent, hash, c.Committer, c.Message)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
@@ -179,4 +180,50 @@ func (l *indexLock) release() {
 	if data, err := os.ReadFile(path); err == nil && string(data) == l.mark {
 		_ = os.Remove(path)
 	}
+}
+
+// setRef moves ref from old (zero: it does not exist yet) to new as git
+// does, never in place: the new value is written to a temporary file in
+// the ref's folder (a name starting with a dot, which git skips there) and
+// renamed over the ref, so a kill leaves the old value or the new one,
+// never an empty ref (go-git's own update truncates the file and writes it
+// again). The caller holds the index lock; a ref another command moved
+// meanwhile is refused.
+func setRef(st *filesystem.Storage, ref plumbing.ReferenceName, old, new plumbing.Hash) error {
+	cur, err := st.Reference(ref)
+	switch {
+	case errors.Is(err, plumbing.ErrReferenceNotFound):
+		if !old.IsZero() {
+			return fmt.Errorf("%s is gone", ref)
+		}
+	case err != nil:
+		return err
+	case cur.Type() != plumbing.HashReference || cur.Hash() != old:
+		return fmt.Errorf("%s has changed", ref)
+	}
+	fs := st.Filesystem()
+	name := filepath.FromSlash(ref.String())
+	dir := filepath.Dir(name)
+	if err := fs.MkdirAll(dir, 0o777); err != nil {
+		return err
+	}
+	tmp := fs.Join(dir, fmt.Sprintf(".grub-ref-%d.tmp", os.Getpid()))
+	f, err := fs.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write([]byte(new.String() + "\n"))
+	if s, ok := f.(interface{ Sync() error }); ok && err == nil {
+		err = s.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = fs.Rename(tmp, name)
+	}
+	if err != nil {
+		_ = fs.Remove(tmp)
+	}
+	return err
 }
