@@ -290,7 +290,7 @@ func (c *Controller) recoverUnknownTurn(ctx context.Context) error {
 	if err := c.saveRecord(entry, d.Summary); err != nil {
 		return err
 	}
-	if err := c.writeRecord(ctx, false); err != nil {
+	if err := c.writeRecord(context.WithoutCancel(ctx), false); err != nil {
 		return err
 	}
 	c.say("turn %d was interrupted by a crash; recorded as unknown", st.CurrentIteration)

@@ -141,7 +141,7 @@ func (c *Controller) commit(ctx context.Context, p *harness.PendingRecord, resum
 // pending, before anything else of this run changes state.
 func (c *Controller) finishRecord(ctx context.Context) error {
 	c.say("finishing the record of turn %d, which a crash interrupted", c.st.RecordPending.Iteration)
-	return c.writeRecord(ctx, true)
+	return c.writeRecord(context.WithoutCancel(ctx), true)
 }
 
 // warnLeftOut names each file the turn's commit left out for its size, on

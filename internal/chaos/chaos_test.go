@@ -31,6 +31,7 @@ var (
 	flagN          = flag.Int("chaos.n", 5, "kill -9 trials at random moments")
 	flagConcurrent = flag.Int("chaos.concurrent", 5, "concurrent resumes of one task")
 	flagSeed       = flag.Uint64("chaos.seed", 0, "seed of the random moments (0: from the clock)")
+	flagAt         = flag.String("chaos.at", "1,4", "the turns (of 4) whose failpoints TestFailpoints kills at, comma separated")
 )
 
 // grubBin is this test binary under the name grub: TestMain runs grub's
@@ -294,9 +295,9 @@ func report(t *testing.T, problems []string, log string) {
 	counts.recovered.Add(1)
 }
 
-// TestFailpoints kills grub at every failpoint of a turn (in the
-// initializer turn, an execution turn and the last turn; and again while
-// the next run finishes the recovery), resumes it to the end, and checks
+// TestFailpoints kills grub at every failpoint of a turn (in the turns
+// -chaos.at names: by default the initializer turn and the last one; and
+// again while the next run finishes the recovery), resumes it to the end, and checks
 // that every turn has exactly one progress-log entry and one commit.
 func TestFailpoints(t *testing.T) {
 	t.Parallel()
@@ -304,9 +305,17 @@ func TestFailpoints(t *testing.T) {
 		name  string
 		kills []string // the failpoint of each run before the last, clean one
 	}
+	var turns []int
+	for _, f := range strings.Split(*flagAt, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > 4 {
+			t.Fatalf("-chaos.at: %q is not a turn from 1 to 4", f)
+		}
+		turns = append(turns, n)
+	}
 	var trials []trial
 	for _, fp := range failpoint.Names {
-		for _, at := range []int{1, 3, 4} {
+		for _, at := range turns {
 			trials = append(trials, trial{fmt.Sprintf("%s@%d", fp, at), []string{fmt.Sprintf("%s@%d", fp, at)}})
 		}
 	}
