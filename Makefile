@@ -27,7 +27,7 @@ CHAOS_CONCURRENT ?= 20
 chaos:
 	$(GO) test -c -o bin/chaos.test ./internal/chaos
 	./bin/chaos.test -test.run '^(TestFailpoints|TestChaos)$$' -test.count=1 \
-		-chaos.n=$(CHAOS_N) -chaos.concurrent=$(CHAOS_CONCURRENT) -chaos.at=1,2,3,4
+		-chaos.n=$(CHAOS_N) -chaos.concurrent=$(CHAOS_CONCURRENT) -chaos.features=3 -chaos.at=1,2,3,4
 
 # Fuzz every parser of outside input for FUZZTIME each (make test runs the
 # seed corpora of these targets as ordinary tests).

@@ -31,7 +31,8 @@ var (
 	flagN          = flag.Int("chaos.n", 5, "kill -9 trials at random moments")
 	flagConcurrent = flag.Int("chaos.concurrent", 5, "concurrent resumes of one task")
 	flagSeed       = flag.Uint64("chaos.seed", 0, "seed of the random moments (0: from the clock)")
-	flagAt         = flag.String("chaos.at", "1,4", "the turns (of 4) whose failpoints TestFailpoints kills at, comma separated")
+	flagFeatures   = flag.Int("chaos.features", 2, "features of each task (a task takes one turn more)")
+	flagAt         = flag.String("chaos.at", "", "the turns whose failpoints TestFailpoints kills at, comma separated (default: the first and the last)")
 )
 
 // grubBin is this test binary under the name grub: TestMain runs grub's
@@ -305,13 +306,17 @@ func TestFailpoints(t *testing.T) {
 		name  string
 		kills []string // the failpoint of each run before the last, clean one
 	}
-	var turns []int
-	for _, f := range strings.Split(*flagAt, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 || n > 4 {
-			t.Fatalf("-chaos.at: %q is not a turn from 1 to 4", f)
+	last := *flagFeatures + 1
+	turns := []int{1, last}
+	if *flagAt != "" {
+		turns = nil
+		for _, f := range strings.Split(*flagAt, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 || n > last {
+				t.Fatalf("-chaos.at: %q is not a turn from 1 to %d", f, last)
+			}
+			turns = append(turns, n)
 		}
-		turns = append(turns, n)
 	}
 	var trials []trial
 	for _, fp := range failpoint.Names {
@@ -323,9 +328,9 @@ func TestFailpoints(t *testing.T) {
 	// turn's record, a pending record.
 	for _, k := range [][]string{
 		{failpoint.TurnStarted + "@2", failpoint.LogAppended + "@1"},
-		{failpoint.AgentReturned + "@3", failpoint.Committed + "@1"},
+		{failpoint.AgentReturned + "@" + strconv.Itoa(last), failpoint.Committed + "@1"},
 		{failpoint.RecordSaved + "@2", failpoint.ChecklistSaved + "@1"},
-		{failpoint.LogAppended + "@4", failpoint.LogAppended + "@1"},
+		{failpoint.LogAppended + "@" + strconv.Itoa(last), failpoint.LogAppended + "@1"},
 	} {
 		trials = append(trials, trial{strings.Join(k, ",then,"), k})
 	}
@@ -336,7 +341,7 @@ func TestFailpoints(t *testing.T) {
 			w := newWorkspace(t)
 			var log strings.Builder
 			for i, fp := range tc.kills {
-				args := startArgs(3, "")
+				args := startArgs(*flagFeatures, "")
 				if i > 0 {
 					args = []string{"resume", w.task(t)}
 				}
@@ -373,7 +378,7 @@ func TestChaos(t *testing.T) {
 	// shorter): kills fall anywhere in it.
 	w := newWorkspace(t)
 	began := time.Now()
-	if code, out := w.run(t, nil, startArgs(3, "")...); code != 0 {
+	if code, out := w.run(t, nil, startArgs(*flagFeatures, "")...); code != 0 {
 		t.Fatalf("a clean run exited %d\n%s", code, out)
 	}
 	span := time.Since(began)
@@ -401,13 +406,15 @@ func randomTrial(t *testing.T, rng *rand.Rand, span time.Duration) {
 			report(t, []string{fmt.Sprintf("not complete after %d runs", attempt)}, log.String())
 			return
 		}
-		args := startArgs(3, "")
+		args := startArgs(*flagFeatures, "")
 		if ids := w.tasks(); len(ids) == 1 {
 			args = []string{"resume", ids[0]}
 		} else if len(ids) > 1 {
 			t.Fatalf("%d tasks: %v\n%s", len(ids), ids, log.String())
 		}
-		delay := time.Duration(rng.Int64N(int64(span)))
+		// Later attempts may run longer, so that a trial ends even when
+		// the machine is slower than when span was measured.
+		delay := time.Duration(rng.Int64N(int64(span) * int64(4+attempt) / 4))
 		cmd, out := w.command(nil, args...)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
