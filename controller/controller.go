@@ -142,7 +142,6 @@ type Controller struct {
 	carry      time.Duration    // time not yet added as a whole second
 	stateBytes []byte           // state.json as grub last wrote it
 	leftOut    map[string]int64 // files commits left out, with the size warned about
-	unsaved    bool             // state changed in memory since the last persist (a finished record)
 
 	mu          sync.Mutex
 	cancelTurn  context.CancelFunc
@@ -192,9 +191,7 @@ func Run(ctx context.Context, o Options) (*harness.State, error) {
 		}
 	}
 	if st.Status == harness.StatusComplete {
-		if c.unsaved {
-			return st, c.persist()
-		}
+		// What finishRecord wrote is committed with state as it is.
 		return st, nil
 	}
 	if err := c.prepare(ctx); err != nil {
@@ -254,6 +251,7 @@ func (c *Controller) prepare(ctx context.Context) error {
 	}
 	st.Status = harness.StatusRunning
 	st.StopReason = ""
+	st.RecordPending = nil // finished by Run
 	if st.AwaitingTurn {
 		if err := c.recoverUnknownTurn(ctx); err != nil {
 			return err
@@ -322,9 +320,6 @@ func (c *Controller) loop(ctx context.Context) (*harness.State, error) {
 			return c.st, err
 		}
 		if interrupted {
-			if err := c.persist(); err != nil {
-				return c.st, err
-			}
 			c.say("interrupted: task %s paused; run grub resume %s to continue", c.st.ID, c.st.ID)
 			return c.st, ErrInterrupted
 		}
@@ -366,7 +361,7 @@ func (c *Controller) recordChildren() {
 // goal and limit edits among them still apply.
 func (c *Controller) finish(s Stop) (*harness.State, error) {
 	_, _, taken := c.applyControl()
-	changed := taken > 0 || c.unsaved || c.st.Status != s.Status || c.st.StopReason != s.Reason
+	changed := taken > 0 || c.st.Status != s.Status || c.st.StopReason != s.Reason
 	c.st.Status = s.Status
 	c.st.StopReason = s.Reason
 	// A stop decided after a turn was recorded (and committed) with it;
@@ -400,7 +395,6 @@ func (c *Controller) persist() error {
 	if err := c.store.SaveState(c.st); err != nil {
 		return err
 	}
-	c.unsaved = false
 	b, err := c.store.StateBytes(c.st.ID)
 	if err != nil {
 		return err

@@ -88,8 +88,9 @@ func (c *Controller) saveRecord(entry templates.Entry, summary string) error {
 // the checklist and the turn's commit (with the state and log in it).
 // When resumed, a crash may have cut it short, so each step that is done
 // already is skipped: the entry is in the log, the turn's commit is on
-// HEAD. The pending record is then cleared in memory: the next write of
-// state carries that, and a crash before it finds every step done.
+// HEAD. The record stays in state, as committed, until the next write of
+// state (the next turn's start, or the next run's): a run that finds it
+// finds every step done and writes nothing.
 func (c *Controller) writeRecord(ctx context.Context, resumed bool) error {
 	st, p := c.st, c.st.RecordPending
 	if resumed {
@@ -106,8 +107,6 @@ func (c *Controller) writeRecord(ctx context.Context, resumed bool) error {
 	failpoint.Hit(failpoint.ChecklistSaved)
 	c.commit(ctx, p, resumed)
 	failpoint.Hit(failpoint.Committed)
-	st.RecordPending = nil
-	c.unsaved = true
 	return nil
 }
 

@@ -112,6 +112,7 @@ func (c *Controller) prepareTurn() (turnPlan, error) {
 	now := c.now().UTC()
 	st.AwaitingTurn = true
 	st.TurnStartedAt = &now
+	st.RecordPending = nil // the last turn's record is written
 	// The notes stay in state until the agent has had the turn, so a crash
 	// mid-turn delivers them again instead of losing them.
 	prompt, feature, err := c.buildPrompt(st.Pending)

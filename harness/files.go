@@ -61,16 +61,16 @@ func (s *Store) AppendProgressOnce(id, text string) (bool, error) {
 	if !strings.HasSuffix(text, "\n") {
 		text += "\n"
 	}
-	found, err := s.progressTailHas(id, text)
+	found, err := s.ProgressHasEntry(id, text)
 	if err != nil || found {
 		return false, err
 	}
 	return true, s.AppendProgress(id, text)
 }
 
-// progressTailHas reports whether the last len(text)+entrySearchSlack
-// bytes of the progress log hold text.
-func (s *Store) progressTailHas(id, text string) (bool, error) {
+// ProgressHasEntry reports whether the end of the progress log (the last
+// len(text)+entrySearchSlack bytes) holds text, a turn's entry.
+func (s *Store) ProgressHasEntry(id, text string) (bool, error) {
 	if !ValidID(id) {
 		return false, s.notFound(id)
 	}

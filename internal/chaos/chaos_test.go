@@ -227,7 +227,7 @@ func logTurns(data string) map[int]int {
 // never two progress-log entries or two commits of one turn, nor one of a
 // turn state has not started; and once done (the task ran to its end),
 // exactly one of each for every turn, a complete task, nothing awaiting
-// and no record pending.
+// and no record pending but the last turn's.
 func (w workspace) check(id string, done bool) []string {
 	var problems []string
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
@@ -241,8 +241,10 @@ func (w workspace) check(id string, done bool) []string {
 	}
 	n := st.CurrentIteration
 	if done {
-		if st.Status != harness.StatusComplete || st.AwaitingTurn || st.RecordPending != nil {
-			bad("state not settled: status %s (%s), awaitingTurn %v, recordPending %v", st.Status, st.StopReason, st.AwaitingTurn, st.RecordPending != nil)
+		// The last turn's record stays in state (as committed): it is
+		// that turn's, and the counts below say it is written.
+		if st.Status != harness.StatusComplete || st.AwaitingTurn || st.RecordPending != nil && st.RecordPending.Iteration != n {
+			bad("state not settled: status %s (%s), awaitingTurn %v, recordPending %+v", st.Status, st.StopReason, st.AwaitingTurn, st.RecordPending)
 		}
 	}
 	data, err := os.ReadFile(store.Path(id, harness.FileProgressLog))
