@@ -226,8 +226,8 @@ func logTurns(data string) map[int]int {
 // check reports what breaks the invariant in task id of the workspace:
 // never two progress-log entries or two commits of one turn, nor one of a
 // turn state has not started; and once done (the task ran to its end),
-// exactly one of each for every turn, a complete task, nothing awaiting
-// and no record pending but the last turn's.
+// exactly one of each for every turn, a complete task, nothing awaiting,
+// no record pending but the last turn's, and a clean work tree.
 func (w workspace) check(id string, done bool) []string {
 	var problems []string
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
@@ -259,6 +259,13 @@ func (w workspace) check(id string, done bool) []string {
 	hist, err := repo.History(id)
 	if err != nil {
 		return append(problems, err.Error())
+	}
+	if done {
+		// A finished run leaves a clean work tree: the last commit holds
+		// state as it is.
+		if dirty, err := repo.Dirty(); err != nil || len(dirty) > 0 {
+			bad("the work tree is not clean after the run: %v %v", dirty, err)
+		}
 	}
 	commits := map[int]int{}
 	for _, h := range hist {
