@@ -421,9 +421,10 @@ func randomTrial(t *testing.T, rng *rand.Rand, span time.Duration) {
 		} else if len(ids) > 1 {
 			t.Fatalf("%d tasks: %v\n%s", len(ids), ids, log.String())
 		}
-		// Later attempts may run longer, so that a trial ends even when
-		// the machine is slower than when span was measured.
-		delay := time.Duration(rng.Int64N(int64(span) * int64(4+attempt) / 4))
+		// The first attempt is nearly always killed; later ones may run
+		// longer, so that a trial ends even when the machine is slower
+		// than when span was measured.
+		delay := time.Duration(rng.Int64N(int64(span) * int64(2+attempt) / 4))
 		cmd, out := w.command(nil, args...)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
