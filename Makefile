@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: build test test-browser lint bench fuzz test-real-agents capture-real-agents
+.PHONY: build test test-browser lint bench fuzz chaos test-real-agents capture-real-agents
 
 build:
 	$(GO) build -o bin/grub ./cmd/grub
@@ -25,6 +25,19 @@ lint:
 bench:
 	$(GO) test -run '^$$' -bench 'ShellHugeOutput|StatusJSON' -benchtime 5x -benchmem ./agent/tools ./internal/cli
 	sh bench/all.sh
+
+# Kill grub at every failpoint of a turn and with kill -9 at CHAOS_N random
+# moments, resuming it after each kill, and check that every turn has one
+# progress-log entry and one commit; then CHAOS_CONCURRENT resumes of one
+# task at once (one runs, the others exit 75). Prints the counts. make test
+# runs a short version (internal/chaos's defaults).
+CHAOS_N ?= 50
+CHAOS_CONCURRENT ?= 20
+
+chaos:
+	$(GO) test -c -o bin/chaos.test ./internal/chaos
+	./bin/chaos.test -test.run '^(TestFailpoints|TestChaos)$$' -test.count=1 \
+		-chaos.n=$(CHAOS_N) -chaos.concurrent=$(CHAOS_CONCURRENT) -chaos.features=3 -chaos.at=1,2,3,4
 
 # Fuzz every parser of outside input for FUZZTIME each (make test runs the
 # seed corpora of these targets as ordinary tests).

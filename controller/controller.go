@@ -14,12 +14,18 @@ import (
 	"github.com/grub-dev/grub/internal/proc"
 	"github.com/grub-dev/grub/internal/termsafe"
 	"github.com/grub-dev/grub/loopstate"
+	"github.com/grub-dev/grub/templates"
 )
 
 // Committer records a finished turn in version control (one commit per
 // turn), and reports the files it left out.
 type Committer interface {
 	Commit(ctx context.Context, c Commit) (CommitReport, error)
+	// Committed reports whether the turn's commit is made: the newest
+	// commit of the task on HEAD is that turn's (or a later one). The
+	// controller asks before committing a turn whose record a crash
+	// interrupted.
+	Committed(ctx context.Context, taskID string, iteration int) (bool, error)
 }
 
 // CommitReport is what a Committer tells the controller about a commit:
@@ -202,7 +208,13 @@ func Run(ctx context.Context, o Options) (*harness.State, error) {
 		c.since = st.UpdatedAt
 	}
 	c.mark = c.now()
+	if st.RecordPending != nil {
+		if err := c.finishRecord(ctx); err != nil {
+			return st, err
+		}
+	}
 	if st.Status == harness.StatusComplete {
+		// What finishRecord wrote is committed with state as it is.
 		return st, nil
 	}
 	if err := c.prepare(ctx); err != nil {
@@ -262,8 +274,11 @@ func (c *Controller) prepare(ctx context.Context) error {
 	}
 	st.Status = harness.StatusRunning
 	st.StopReason = ""
+	st.RecordPending = nil // finished by Run
 	if st.AwaitingTurn {
-		c.recoverUnknownTurn()
+		if err := c.recoverUnknownTurn(ctx); err != nil {
+			return err
+		}
 	}
 	if err := c.store.EnsureGitignore(); err != nil {
 		return err
@@ -279,9 +294,11 @@ func (c *Controller) prepare(ctx context.Context) error {
 	return c.persist()
 }
 
-// recoverUnknownTurn records the turn a dead runner left unfinished. It is
-// never replayed: the next prompt tells the agent to look at the workspace.
-func (c *Controller) recoverUnknownTurn() {
+// recoverUnknownTurn records the turn a dead runner left unfinished, as a
+// turn is recorded (saved as pending, then its entry and commit), so that
+// it has one entry and one commit whenever grub dies again. It is never
+// replayed: the next prompt tells the agent to look at the workspace.
+func (c *Controller) recoverUnknownTurn(ctx context.Context) error {
 	st := c.st
 	st.AwaitingTurn = false
 	st.TurnStartedAt = nil
@@ -289,8 +306,17 @@ func (c *Controller) recoverUnknownTurn() {
 	d.Iteration = st.CurrentIteration
 	st.LastDecision = &d
 	st.Pending.RecoveredUnknownTurn = true
-	c.appendLog(logEntry{decision: loopstate.Unknown, summary: "grub stopped during this turn (crash or kill); its outcome is unknown and it is not replayed"})
+	entry := templates.Entry{Iteration: st.CurrentIteration, Phase: string(st.Phase), Decision: loopstate.Unknown,
+		Summary: "grub stopped during this turn (crash or kill); its outcome is unknown and it is not replayed", At: c.now().UTC()}
+	ledger := c.ledgerLine(&outcome{decision: d, phase: st.Phase}, entry)
+	if err := c.saveRecord(entry, d.Summary, &ledger, 0, false); err != nil {
+		return err
+	}
+	if err := c.writeRecord(context.WithoutCancel(ctx), false); err != nil {
+		return err
+	}
 	c.say("turn %d was interrupted by a crash; recorded as unknown", st.CurrentIteration)
+	return nil
 }
 
 func (c *Controller) loop(ctx context.Context) (*harness.State, error) {

@@ -41,6 +41,17 @@ func (r *recorder) Commit(_ context.Context, c Commit) (CommitReport, error) {
 	return r.report, nil
 }
 
+func (r *recorder) Committed(_ context.Context, id string, n int) (bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := len(r.commits) - 1; i >= 0; i-- {
+		if r.commits[i].TaskID == id {
+			return r.commits[i].Iteration >= n, nil
+		}
+	}
+	return false, nil
+}
+
 func (r *recorder) last() Commit {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -6,9 +6,9 @@ import (
 )
 
 // ledgerLine is the turn's line of turns.jsonl, from the referee's outcome
-// and the state after the turn (its final status included). It is
-// appended with the progress-log entry, before state is persisted and the
-// turn committed, so the commit holds it.
+// and the state after the turn (its final status included). It is saved
+// with the turn's record in state and appended after the progress-log
+// entry, before the turn is committed, so the commit holds it.
 func (c *Controller) ledgerLine(out *outcome, entry templates.Entry) harness.TurnRecord {
 	st := c.st
 	r := harness.TurnRecord{

@@ -6,7 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/grub-dev/grub/agent"
 	"github.com/grub-dev/grub/harness"
+	"github.com/grub-dev/grub/internal/failpoint"
 	"github.com/grub-dev/grub/loopstate"
 	"github.com/grub-dev/grub/templates"
 )
@@ -18,9 +20,12 @@ type logEntry struct {
 	summary, failure, note string
 }
 
-// record writes the turn's progress-log entry, its line of the turn
-// ledger and the checklist, persists state, commits the turn and reports
-// the end of the turn.
+// record saves the turn's record in state, then writes it. The entry,
+// the commit's fields and the final status are decided first and saved
+// (recordPending, awaitingTurn cleared), so that a crash from here on is
+// finished by the next run, never logged again as an unknown turn; then
+// writeRecord appends the entry and the turn's ledger line, renders the
+// checklist and commits.
 func (c *Controller) record(ctx context.Context, out *outcome) error {
 	st := c.st
 	entry := templates.Entry{
@@ -46,26 +51,12 @@ func (c *Controller) record(ctx context.Context, out *outcome) error {
 	if out.decision.Blocker != "" {
 		entry.Note = strings.TrimSpace(entry.Note + "\nBlocker: " + out.decision.Blocker)
 	}
-	if err := c.store.AppendEntry(st.ID, entry); err != nil {
+	ledger := c.ledgerLine(out, entry)
+	if err := c.saveRecord(entry, out.decision.Summary, &ledger, out.usage.CostUSD, out.usage.CostReported); err != nil {
 		return err
 	}
-	if err := c.store.AppendTurn(st.ID, c.ledgerLine(out, entry)); err != nil {
+	if err := c.writeRecord(ctx, false); err != nil {
 		return err
-	}
-	if err := c.store.WriteChecklist(st.ID, st.Goal, st.FeatureListBaseline); err != nil {
-		return err
-	}
-	// Persist before committing, so the commit holds the turn's state.
-	if err := c.persist(); err != nil {
-		return err
-	}
-	if c.opts.Committer != nil {
-		rep, err := c.opts.Committer.Commit(ctx, Commit{TaskID: st.ID, Iteration: st.CurrentIteration,
-			Feature: entry.Feature, Summary: out.decision.Summary, Status: string(st.Status), Usage: out.usage})
-		if err != nil {
-			c.say("commit of turn %d failed: %v", st.CurrentIteration, err)
-		}
-		c.warnLeftOut(rep)
 	}
 	passing, total := 0, 0
 	if b := st.FeatureListBaseline; b != nil {
@@ -85,6 +76,100 @@ func (c *Controller) record(ctx context.Context, out *outcome) error {
 	c.say("turn %d/%d ended after %s: %s; %d/%d features pass; %d tokens used%s",
 		st.CurrentIteration, st.Limits.MaxIterations, out.elapsed.Round(time.Second), result, passing, total, st.Usage.TokensUsed, spent)
 	return nil
+}
+
+// saveRecord renders the turn's entry and persists state with it as the
+// turn's pending record (see harness.PendingRecord).
+func (c *Controller) saveRecord(entry templates.Entry, summary string, ledger *harness.TurnRecord, cost float64, costReported bool) error {
+	text, err := templates.RenderEntry(entry)
+	if err != nil {
+		return err
+	}
+	c.st.RecordPending = &harness.PendingRecord{Iteration: entry.Iteration, Entry: text, Feature: entry.Feature, Summary: summary,
+		Ledger: ledger, CostUSD: cost, CostReported: costReported}
+	if err := c.persist(); err != nil {
+		return err
+	}
+	failpoint.Hit(failpoint.RecordSaved)
+	return nil
+}
+
+// writeRecord writes the record saved in state: the progress-log entry,
+// the checklist and the turn's commit (with the state and log in it).
+// When resumed, a crash may have cut it short, so each step that is done
+// already is skipped: the entry is in the log, the turn's commit is on
+// HEAD. The record stays in state, as committed, until the next write of
+// state (the next turn's start, or the next run's): a run that finds it
+// finds every step done and writes nothing.
+func (c *Controller) writeRecord(ctx context.Context, resumed bool) error {
+	st, p := c.st, c.st.RecordPending
+	if resumed {
+		if _, err := c.store.AppendProgressOnce(st.ID, p.Entry); err != nil {
+			return err
+		}
+	} else if err := c.store.AppendProgress(st.ID, p.Entry); err != nil {
+		return err
+	}
+	failpoint.Hit(failpoint.LogAppended)
+	if err := c.appendLedger(p, resumed); err != nil {
+		return err
+	}
+	if err := c.store.WriteChecklist(st.ID, st.Goal, st.FeatureListBaseline); err != nil {
+		return err
+	}
+	failpoint.Hit(failpoint.ChecklistSaved)
+	c.commit(ctx, p, resumed)
+	failpoint.Hit(failpoint.Committed)
+	return nil
+}
+
+// commit makes the turn's commit, unless resumed and it is made already.
+// A commit that fails is reported and the run goes on: the next turn's
+// commit holds the files.
+func (c *Controller) commit(ctx context.Context, p *harness.PendingRecord, resumed bool) {
+	if c.opts.Committer == nil {
+		return
+	}
+	st := c.st
+	if resumed {
+		done, err := c.opts.Committer.Committed(ctx, st.ID, p.Iteration)
+		if err != nil {
+			c.say("could not tell whether turn %d was committed (%v); not committing it again", p.Iteration, err)
+			return
+		}
+		if done {
+			return
+		}
+	}
+	rep, err := c.opts.Committer.Commit(ctx, Commit{TaskID: st.ID, Iteration: p.Iteration,
+		Feature: p.Feature, Summary: p.Summary, Status: string(st.Status),
+		Usage: agent.Usage{CostUSD: p.CostUSD, CostReported: p.CostReported}})
+	if err != nil {
+		c.say("commit of turn %d failed: %v", p.Iteration, err)
+	}
+	c.warnLeftOut(rep)
+}
+
+// appendLedger appends the turn's line of the ledger saved with its
+// record; when resumed, not again if the ledger's last line is this turn's
+// already (readers keep the last line of a turn anyway).
+func (c *Controller) appendLedger(p *harness.PendingRecord, resumed bool) error {
+	if p.Ledger == nil {
+		return nil // a record saved by an older grub, or an unknown turn's
+	}
+	if resumed {
+		if turns, err := c.store.LoadTurns(c.st.ID); err == nil && len(turns) > 0 && turns[len(turns)-1].Iteration == p.Iteration {
+			return nil
+		}
+	}
+	return c.store.AppendTurn(c.st.ID, *p.Ledger)
+}
+
+// finishRecord finishes the record of a turn that a runner which died left
+// pending, before anything else of this run changes state.
+func (c *Controller) finishRecord(ctx context.Context) error {
+	c.say("finishing the record of turn %d, which a crash interrupted", c.st.RecordPending.Iteration)
+	return c.writeRecord(context.WithoutCancel(ctx), true)
 }
 
 // warnLeftOut names each file the turn's commit left out for its size, on

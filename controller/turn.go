@@ -11,6 +11,7 @@ import (
 	"github.com/grub-dev/grub/agent"
 	"github.com/grub-dev/grub/featurelist"
 	"github.com/grub-dev/grub/harness"
+	"github.com/grub-dev/grub/internal/failpoint"
 	"github.com/grub-dev/grub/loopstate"
 	"github.com/grub-dev/grub/templates"
 )
@@ -91,6 +92,7 @@ func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
 	stopScan := c.watchProcesses() // until the referee's checks are done
 	defer stopScan()
 	res, run := c.runAgent(ctx, plan)
+	failpoint.Hit(failpoint.AgentReturned)
 	out := &outcome{usage: res.Usage, elapsed: run.elapsed, phase: c.st.Phase, feature: plan.feature}
 	c.addUsage(res.Usage)
 	classifyAgentError(out, run, ctx.Err() != nil)
@@ -117,6 +119,7 @@ func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
 	}
 	out.changed = after != plan.before
 	c.settle(out)
+	failpoint.Hit(failpoint.Verified)
 	return out, nil
 }
 
@@ -129,6 +132,7 @@ func (c *Controller) prepareTurn() (turnPlan, error) {
 	now := c.now().UTC()
 	st.AwaitingTurn = true
 	st.TurnStartedAt = &now
+	st.RecordPending = nil // the last turn's record is written
 	// The notes stay in state until the agent has had the turn, so a crash
 	// mid-turn delivers them again instead of losing them.
 	prompt, feature, err := c.buildPrompt(st.Pending)
@@ -156,6 +160,7 @@ func (c *Controller) prepareTurn() (turnPlan, error) {
 	if err := c.persist(); err != nil {
 		return turnPlan{}, err
 	}
+	failpoint.Hit(failpoint.TurnStarted)
 	return turnPlan{prompt: prompt, promptFile: promptFile, feature: feature, before: before, git: git, initScript: initScript}, nil
 }
 

@@ -58,6 +58,54 @@ func (s *Store) AppendProgress(id, text string) error {
 	return nil
 }
 
+// entrySearchSlack is how far before a turn's entry AppendProgressOnce
+// looks: what can follow the entry before its record is finished (the
+// warnings about files a commit left out, an idle task's steering) is
+// much shorter.
+const entrySearchSlack = 1 << 20
+
+// AppendProgressOnce appends text to progress-log.md unless the end of
+// the log (text's length and a MiB before it) already holds it: finishing
+// a turn's record that a crash interrupted writes its entry once. It
+// reports whether it appended.
+func (s *Store) AppendProgressOnce(id, text string) (bool, error) {
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	found, err := s.ProgressHasEntry(id, text)
+	if err != nil || found {
+		return false, err
+	}
+	return true, s.AppendProgress(id, text)
+}
+
+// ProgressHasEntry reports whether the end of the progress log (the last
+// len(text)+entrySearchSlack bytes) holds text, a turn's entry.
+func (s *Store) ProgressHasEntry(id, text string) (bool, error) {
+	if !ValidID(id) {
+		return false, s.notFound(id)
+	}
+	path := s.Path(id, FileProgressLog)
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read %s: %w", s.Rel(path), err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return false, fmt.Errorf("read %s: %w", s.Rel(path), err)
+	}
+	off := max(fi.Size()-int64(len(text))-entrySearchSlack, 0)
+	tail, err := io.ReadAll(io.NewSectionReader(f, off, fi.Size()-off))
+	if err != nil {
+		return false, fmt.Errorf("read %s: %w", s.Rel(path), err)
+	}
+	return strings.Contains(string(tail), text), nil
+}
+
 // AppendEntry renders a turn's entry and appends it to progress-log.md.
 func (s *Store) AppendEntry(id string, e templates.Entry) error {
 	text, err := templates.RenderEntry(e)

@@ -67,6 +67,10 @@ type State struct {
 	// Sandbox is how the commands run for the agent are confined; absent
 	// (zero) in files written before it existed, which means the default.
 	Sandbox Sandbox `json:"sandbox,omitzero"`
+	// RecordPending is the record of turn CurrentIteration, decided and
+	// saved before any of it is written; the run that finds it set
+	// finishes it (see PendingRecord).
+	RecordPending *PendingRecord `json:"recordPending,omitempty"`
 	// FeatureListBaseline is the last feature list the controller accepted.
 	FeatureListBaseline *featurelist.List `json:"featureListBaseline"`
 	LastDecision        *Decision         `json:"lastDecision"`
@@ -259,6 +263,25 @@ type Decision struct {
 // NewDecision is a decision with the given status and summary.
 func NewDecision(status loopstate.Status, summary string) Decision {
 	return Decision{Decision: loopstate.Decision{Status: status, Summary: summary}}
+}
+
+// PendingRecord is a turn's record as the controller decided it, saved in
+// state before the progress-log entry, the checklist and the commit are
+// written, so that a crash in between is finished, not guessed: each step
+// is done again only if it is missing (the entry is not in the log, the
+// turn has no commit on HEAD). It stays set until the next write of state.
+type PendingRecord struct {
+	Iteration int    `json:"iteration"`
+	Entry     string `json:"entry"` // the progress-log entry, rendered
+	Feature   string `json:"feature,omitempty"`
+	Summary   string `json:"summary,omitempty"`
+	// Ledger is the turn's line of turns.jsonl (checked against its own
+	// schema when it is appended).
+	Ledger *TurnRecord `json:"ledger,omitempty"`
+	// CostUSD is the turn's reported cost, for the commit's Grub-Cost
+	// trailer (CostReported says whether there is one).
+	CostUSD      float64 `json:"costUSD,omitempty"`
+	CostReported bool    `json:"costReported,omitempty"`
 }
 
 // Check is the result of a command the controller ran (init.sh, verify).

@@ -35,6 +35,11 @@ func (g gitCommitter) Commit(ctx context.Context, c controller.Commit) (controll
 	return rep, err
 }
 
+func (g gitCommitter) Committed(_ context.Context, taskID string, iteration int) (bool, error) {
+	last, ok, err := g.repo.LastTurn(taskID)
+	return ok && last.Iteration >= iteration, err
+}
+
 // gitChanges tells whether a turn changed the workspace from git's view of
 // the work tree; grub's own folder is not progress.
 type gitChanges struct{ repo *gitx.Repo }

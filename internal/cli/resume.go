@@ -101,7 +101,9 @@ func resumeRun(opts *ResumeOptions) error {
 		return err
 	}
 	id := st.ID
-	if st.Status == harness.StatusComplete {
+	// A complete task whose last record a crash cut short is run: the
+	// controller finishes the record and stops.
+	if st.Status == harness.StatusComplete && recordWritten(store, st) {
 		fmt.Fprintf(opts.IO.ErrOut, "grub: task %s is already complete; nothing to resume\n", id)
 		return nil
 	}
@@ -153,4 +155,23 @@ func resumeRun(opts *ResumeOptions) error {
 	fmt.Fprintf(opts.IO.ErrOut, "grub: resuming task %s at iteration %d (%s)\n", id, st.CurrentIteration, st.Status)
 	return runTask(ctxOr(opts.Ctx), runOptions{IO: opts.IO, Store: store, ID: id, Limits: opts.Limits, Now: opts.Now, Getenv: opts.Getenv, JSON: opts.JSON, Heartbeat: opts.Heartbeat, NoProgress: opts.NoProgress,
 		Landlock: opts.Landlock, Reap: opts.Reap})
+}
+
+// recordWritten reports whether the last turn's record that state holds
+// (recordPending) is all written: its entry in the progress log and, in a
+// task that commits, its commit on HEAD.
+func recordWritten(store *harness.Store, st *harness.State) bool {
+	p := st.RecordPending
+	if p == nil {
+		return true
+	}
+	if ok, err := store.ProgressHasEntry(st.ID, p.Entry); err != nil || !ok {
+		return false
+	}
+	repo, err := openRepo(store.Root)
+	if err != nil || repo == nil || st.NoCommit {
+		return err == nil
+	}
+	last, ok, err := repo.LastTurn(st.ID)
+	return err == nil && ok && last.Iteration >= p.Iteration
 }

@@ -115,7 +115,13 @@ func MainArgs(args []string) int {
 		},
 	}
 	a.hang = func() error {
-		if err := os.WriteFile(filepath.Join(a.workspace, "hang.pid"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		// Renamed into place, so that a script that waits for the file
+		// never reads it empty.
+		pidFile := filepath.Join(a.workspace, "hang.pid")
+		if err := os.WriteFile(pidFile+".tmp", []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+			return err
+		}
+		if err := os.Rename(pidFile+".tmp", pidFile); err != nil {
 			return err
 		}
 		time.Sleep(time.Hour)

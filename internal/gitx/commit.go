@@ -1,7 +1,6 @@
 package gitx
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-billy/v5"
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
@@ -297,11 +295,7 @@ func writeCommit(ctx context.Context, st *filesystem.Storage, ref plumbing.Refer
 	if err := ctx.Err(); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	var old *plumbing.Reference
-	if !parent.IsZero() {
-		old = plumbing.NewHashReference(ref, parent)
-	}
-	if err := st.CheckAndSetReference(plumbing.NewHashReference(ref, hash), old); err != nil {
+	if err := setRef(st, ref, parent, hash); err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("move %s to the new commit: %w (did another git command commit meanwhile? run grub again)", ref, err)
 	}
 	appendReflog(st, ref, parent, hash, c.Committer, c.Message)
@@ -335,77 +329,6 @@ func headTarget(g *git.Repository) (plumbing.ReferenceName, plumbing.Hash, error
 		return "", plumbing.ZeroHash, fmt.Errorf("read %s: %w", name, err)
 	}
 	return name, ref.Hash(), nil
-}
-
-// indexLock is git's .git/index.lock, held for the whole commit as git
-// does: other git commands that write the index wait or fail meanwhile.
-type indexLock struct {
-	st   *filesystem.Storage
-	f    billy.File
-	done bool
-}
-
-const (
-	indexFile     = "index"
-	indexLockFile = "index.lock"
-)
-
-func lockIndex(ctx context.Context, st *filesystem.Storage) (*indexLock, error) {
-	fs := st.Filesystem()
-	deadline := time.Now().Add(lockWait)
-	for delay := 10 * time.Millisecond; ; delay = min(2*delay, 200*time.Millisecond) {
-		f, err := fs.OpenFile(indexLockFile, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
-		if err == nil {
-			return &indexLock{st: st, f: f}, nil
-		}
-		if !errors.Is(err, os.ErrExist) {
-			return nil, fmt.Errorf("create %s: %w", fs.Join(fs.Root(), indexLockFile), err)
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("%s exists: another git process is using this repository; wait for it to finish, or delete the file if no git process is running", fs.Join(fs.Root(), indexLockFile))
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(delay):
-		}
-	}
-}
-
-// commit writes idx into the lock file and renames it over .git/index.
-func (l *indexLock) commit(idx *index.Index) error {
-	fs, f := l.st.Filesystem(), l.f
-	bw := bufio.NewWriterSize(f, 1<<16)
-	err := index.NewEncoder(bw).Encode(idx)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if s, ok := f.(interface{ Sync() error }); ok && err == nil {
-		err = s.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	l.f = nil
-	if err == nil {
-		err = fs.Rename(indexLockFile, indexFile)
-	}
-	if err != nil {
-		return fmt.Errorf("write the git index (.git/index): %w; run `git status` to rebuild it", err)
-	}
-	l.done = true
-	return nil
-}
-
-// release removes the lock unless commit renamed it.
-func (l *indexLock) release() {
-	if l.done {
-		return
-	}
-	if l.f != nil {
-		l.f.Close()
-	}
-	_ = l.st.Filesystem().Remove(indexLockFile)
 }
 
 // appendReflog records the commit in logs/HEAD and the branch's log, as

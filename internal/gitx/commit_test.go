@@ -157,6 +157,12 @@ func checkTurnHistory(t *testing.T, r *Repo, steps []turnStep, hashes []string) 
 			t.Errorf("History[%d].Time = %v, want %v", i, e.Time, tu.When)
 		}
 	}
+	if last, ok, err := r.LastTurn("ab12cd34"); err != nil || !ok || last != hist[len(hist)-1] {
+		t.Errorf("LastTurn = %+v, %v, %v; want %+v", last, ok, err, hist[len(hist)-1])
+	}
+	if _, ok, err := r.LastTurn("ffff0000"); err != nil || ok {
+		t.Errorf("LastTurn of another task = %v, %v; want none", ok, err)
+	}
 	if other, err := r.History("ffff0000"); err != nil || len(other) != 0 {
 		t.Errorf("History of another task = %v, %v; want none", other, err)
 	}

@@ -64,6 +64,40 @@ func (r *Repo) History(taskID string) ([]HistoryEntry, error) {
 	return out, nil
 }
 
+// LastTurn returns the newest commit reachable from HEAD whose Grub-Task
+// trailer is taskID; ok is false when there is none. It stops at that
+// commit, so it costs the commits made since (grub's recovery asks it
+// whether a turn's commit was made before a crash).
+func (r *Repo) LastTurn(taskID string) (e HistoryEntry, ok bool, err error) {
+	g, _, err := r.open()
+	if err != nil {
+		return e, false, err
+	}
+	head, err := headCommit(g)
+	if err != nil || head.IsZero() {
+		return e, false, err
+	}
+	iter, err := g.Log(&git.LogOptions{From: head})
+	if err != nil {
+		return e, false, fmt.Errorf("read the history from HEAD: %w", err)
+	}
+	defer iter.Close()
+	err = iter.ForEach(func(c *object.Commit) error {
+		t, found := parseTurn(c.Message)
+		if !found || t.TaskID != taskID {
+			return nil
+		}
+		e, ok = t, true
+		e.Commit = c.Hash.String()[:12]
+		e.Time = c.Committer.When
+		return storer.ErrStop
+	})
+	if err != nil && !errors.Is(err, storer.ErrStop) {
+		return HistoryEntry{}, false, fmt.Errorf("read the history from HEAD: %w", err)
+	}
+	return e, ok, nil
+}
+
 // parseTurn reads a turn commit's message (see TurnMessage). ok is false
 // for a commit without a Grub-Task trailer or a Grub-Iteration that is a
 // whole number.

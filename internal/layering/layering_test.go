@@ -20,6 +20,7 @@ var leaves = []string{
 	"agent",
 	"featurelist",
 	"internal/atomicfile",
+	"internal/failpoint",
 	"internal/proc",
 	"internal/termsafe",
 	"loopstate",

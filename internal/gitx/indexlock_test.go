@@ -1,0 +1,60 @@
+package gitx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/grub-dev/grub/internal/proc"
+)
+
+// TestCommitRemovesStaleGrubLock: an index.lock that a grub process which
+// is gone left behind (kill -9 mid-commit) does not block the next
+// commit; one that names a live process, or is not grub's, does.
+func TestCommitRemovesStaleGrubLock(t *testing.T) {
+	t.Parallel()
+	if _, ok := proc.StartTime(os.Getpid()); !ok {
+		t.Skip("no process start times on this system")
+	}
+	host, _ := os.Hostname()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Skip(err)
+	}
+	self, _ := proc.StartTime(os.Getpid())
+	for _, tc := range []struct {
+		name, content string
+		stale         bool
+	}{
+		{"gone", fmt.Sprintf(lockMarker, dead.Process.Pid, 12345, host), true},
+		{"pid reused", fmt.Sprintf(lockMarker, os.Getpid(), self+1, host), true},
+		{"live", fmt.Sprintf(lockMarker, os.Getpid(), self, host), false},
+		{"other host", fmt.Sprintf(lockMarker, dead.Process.Pid, 12345, host+"-elsewhere"), false},
+		{"git's", "DIRC\x00\x00\x00\x02", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := initRepo(t)
+			write(t, dir, map[string]string{"a.txt": "a\n", ".git/index.lock": tc.content})
+			r := mustOpen(t, dir)
+			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			defer cancel()
+			_, err := r.CommitTurn(ctx, Turn{TaskID: "ab12cd34", Iteration: 1, Status: "running"})
+			_, statErr := os.Stat(filepath.Join(dir, ".git", "index.lock"))
+			if tc.stale {
+				if err != nil || !os.IsNotExist(statErr) {
+					t.Fatalf("CommitTurn over a stale lock: %v; the lock: %v", err, statErr)
+				}
+				return
+			}
+			if !errors.Is(err, context.DeadlineExceeded) || statErr != nil {
+				t.Fatalf("CommitTurn over a held lock: %v, want the deadline; the lock: %v", err, statErr)
+			}
+		})
+	}
+}
