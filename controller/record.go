@@ -55,6 +55,7 @@ func (c *Controller) record(ctx context.Context, out *outcome) error {
 	if err := c.persist(); err != nil {
 		return err
 	}
+	c.turnCommit = ""
 	if c.opts.Committer != nil {
 		rep, err := c.opts.Committer.Commit(ctx, Commit{TaskID: st.ID, Iteration: st.CurrentIteration,
 			Feature: entry.Feature, Summary: out.decision.Summary, Status: string(st.Status), Usage: out.usage})
@@ -62,6 +63,7 @@ func (c *Controller) record(ctx context.Context, out *outcome) error {
 			c.say("commit of turn %d failed: %v", st.CurrentIteration, err)
 		}
 		c.warnLeftOut(rep)
+		c.turnCommit = rep.Hash
 	}
 	passing, total := 0, 0
 	if b := st.FeatureListBaseline; b != nil {

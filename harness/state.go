@@ -38,6 +38,10 @@ const (
 const (
 	ReasonPausedByUser  = "paused by user"
 	ReasonStoppedByUser = "stopped by user"
+	// ReasonSliceEnded starts the stop reason of a run whose time slice
+	// (grub resume --for) ended: the task is paused for the next run,
+	// here or on another machine, to continue.
+	ReasonSliceEnded = "the time slice of this run ended"
 )
 
 // StateVersion is the state.json format version this build writes.
@@ -67,6 +71,9 @@ type State struct {
 	// Sandbox is how the commands run for the agent are confined; absent
 	// (zero) in files written before it existed, which means the default.
 	Sandbox Sandbox `json:"sandbox,omitzero"`
+	// Hooks are the user's commands run after each turn and when the task
+	// stops; absent (zero) in files written before them.
+	Hooks Hooks `json:"hooks,omitzero"`
 	// FeatureListBaseline is the last feature list the controller accepted.
 	FeatureListBaseline *featurelist.List `json:"featureListBaseline"`
 	LastDecision        *Decision         `json:"lastDecision"`

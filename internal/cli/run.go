@@ -287,6 +287,8 @@ type runOptions struct {
 	// Landlock probes the kernel (Factory.Landlock); Reap is Factory.Reap.
 	Landlock func() (int, bool)
 	Reap     bool
+	// Slice is --for: how long this run may go on (0: until the task stops).
+	Slice time.Duration
 }
 
 // runTask runs the controller in the foreground until the task stops, with
@@ -333,6 +335,7 @@ func runTask(ctx context.Context, o runOptions) error {
 		Limits:    o.Limits,
 		Wrap:      wrap,
 		Env:       env,
+		Slice:     o.Slice,
 	}
 	if o.Reap && becomeReaper() {
 		copts.Reaper = procReaper{}
