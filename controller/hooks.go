@@ -145,8 +145,14 @@ func (c *Controller) logHookFailure(failure, tail string) {
 	}
 }
 
-// lastLine is the last non-empty line of s.
+// lastLine is the last line of s that says something: not empty, and not
+// one of git's "hint:" lines, which follow its error.
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return strings.TrimSpace(lines[len(lines)-1])
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" && !strings.HasPrefix(l, "hint:") {
+			return l
+		}
+	}
+	return ""
 }

@@ -199,7 +199,7 @@ func classifyAgentError(out *outcome, run agentRun, cancelled bool) {
 	case errors.Is(err, agent.ErrTimeout) && run.clip == clipSlice:
 		// The run's slice is over: the task pauses for the next run; the
 		// turn itself did not fail.
-		out.decision = harness.NewDecision(loopstate.Cancelled, "stopped when the run's time slice (--for) ended")
+		out.decision = harness.NewDecision(loopstate.Cancelled, "stopped when the slice (--for) ended")
 		out.cancelled = true
 	case errors.Is(err, agent.ErrTimeout):
 		out.fail("the turn timed out after %s and the agent was stopped; work in smaller steps", run.timeout)
