@@ -8,10 +8,16 @@ build:
 test: lint
 	$(GO) test -race -count=1 ./...
 
+# actionlint checks the CI recipe. It runs through go run at a pinned
+# version (from the module cache, else the Go module proxy) rather than as a
+# go.mod tool: its dependencies stay out of grub's module graph.
+ACTIONLINT ?= $(GO) run github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
+
 lint:
 	$(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needs to run on:"; echo "$$out"; exit 1; fi
+	$(ACTIONLINT) examples/github-actions/grub.yml
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
