@@ -15,10 +15,16 @@ test-browser:
 	@command -v chromium >/dev/null 2>&1 || (apt-get update && apt-get install -y chromium)
 	GRUB_BROWSER_TEST=1 $(GO) test -count=1 -v -run '^TestReportInBrowser$$' ./internal/report/
 
+# actionlint checks the CI recipe. It runs through go run at a pinned
+# version (from the module cache, else the Go module proxy) rather than as a
+# go.mod tool: its dependencies stay out of grub's module graph.
+ACTIONLINT ?= $(GO) run github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
+
 lint:
 	$(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needs to run on:"; echo "$$out"; exit 1; fi
+	$(ACTIONLINT) examples/github-actions/grub.yml
 
 # The Go benchmarks, then bench/all.sh: grub against jq and a shell loop,
 # ratios side by side (README's performance section).

@@ -67,6 +67,13 @@ func (c *Controller) apply(reqs []harness.ControlRequest) (Stop, bool) {
 				c.logEdit(harness.Edit{At: c.now(), OldLimits: c.st.Limits, NewLimits: c.st.Limits, OldSandbox: &old, NewSandbox: r.Sandbox})
 				c.say("sandbox changed by user request to %s; it applies from the task's next run (grub resume)", harness.SandboxSummary(*r.Sandbox))
 			}
+		case harness.ControlHooks:
+			if r.Hooks != nil {
+				old := c.st.Hooks
+				c.st.Hooks = *r.Hooks
+				c.logEdit(harness.Edit{At: c.now(), OldLimits: c.st.Limits, NewLimits: c.st.Limits, OldHooks: &old, NewHooks: r.Hooks})
+				c.say("hooks changed by user request; they apply from the next turn")
+			}
 		case harness.ControlSteer:
 			c.st.Pending.Steer = append(c.st.Pending.Steer, r.Message)
 			if err := c.store.AppendEntry(c.st.ID, harness.SteerEntry(c.st, r.Message, c.now())); err != nil {

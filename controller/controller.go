@@ -32,6 +32,9 @@ type Committer interface {
 // the files it left out because they are larger than MaxSize bytes. They
 // stay in the work tree; the controller warns about each.
 type CommitReport struct {
+	// Hash is the new commit's hash ("" when there is none); the on-turn
+	// hook gets it as GRUB_COMMIT.
+	Hash    string
 	LeftOut []LeftOutFile
 	MaxSize int64
 }
@@ -96,6 +99,16 @@ type Options struct {
 	// ProcessScan is how often the processes of a running turn are put on
 	// record in the lock (default 500ms; see watchProcesses).
 	ProcessScan time.Duration
+	// Slice, when positive, is how long this run may go on (grub resume
+	// --for): once it is over the run stops at the next turn boundary,
+	// leaving the task paused for another run to continue, and a turn's
+	// timeout is clipped to what is left of it. It is not a limit of the
+	// task: nothing of it is stored.
+	Slice time.Duration
+	// HookEnv, when non-nil, is the environment the task's hooks start
+	// from; nil means grub's own (os.Environ): hooks are the user's own
+	// commands and get the user's credentials (see hooks.go).
+	HookEnv []string
 }
 
 // Reaper finds and ends the processes a turn leaves behind. grub's cli
@@ -158,6 +171,8 @@ type Controller struct {
 	carry      time.Duration    // time not yet added as a whole second
 	stateBytes []byte           // state.json as grub last wrote it
 	leftOut    map[string]int64 // files commits left out, with the size warned about
+	sliceEnd   time.Time        // when this run's slice is over (Options.Slice); zero: no slice
+	turnCommit string           // the hash of the last turn's commit, for the hooks
 
 	mu          sync.Mutex
 	cancelTurn  context.CancelFunc
@@ -212,6 +227,9 @@ func Run(ctx context.Context, o Options) (*harness.State, error) {
 		if err := c.finishRecord(ctx); err != nil {
 			return st, err
 		}
+	}
+	if o.Slice > 0 {
+		c.sliceEnd = since.Add(o.Slice)
 	}
 	if st.Status == harness.StatusComplete {
 		// What finishRecord wrote is committed with state as it is.
@@ -327,6 +345,9 @@ func (c *Controller) loop(ctx context.Context) (*harness.State, error) {
 		if stop, ok := firstStop(c.st, beforeTurnRules); ok {
 			return c.finish(stop)
 		}
+		if c.sliceOver() {
+			return c.finish(c.sliceStop())
+		}
 		out, err := c.runTurn(ctx)
 		if err != nil {
 			return c.st, err
@@ -336,6 +357,9 @@ func (c *Controller) loop(ctx context.Context) (*harness.State, error) {
 		// recorded, so that its log entry and commit carry the final status.
 		c.account()
 		interrupted := ctx.Err() != nil
+		if c.sliceOver() {
+			out.sliceEnded = c.sliceStop().Reason
+		}
 		stop := turnEnd(c.st, out, interrupted)
 		if stop != nil {
 			c.st.Status, c.st.StopReason = stop.Status, stop.Reason
@@ -343,8 +367,12 @@ func (c *Controller) loop(ctx context.Context) (*harness.State, error) {
 		if err := c.record(context.WithoutCancel(ctx), out); err != nil {
 			return c.st, err
 		}
+		if hookStop := c.runTurnHook(context.WithoutCancel(ctx), out); hookStop != nil && !interrupted {
+			stop = hookStop // what the turn decided is in its commit; the hook's failure pauses the task
+		}
 		if interrupted {
 			c.say("interrupted: task %s paused; run grub resume %s to continue", c.st.ID, c.st.ID)
+			c.runStopHook(context.WithoutCancel(ctx))
 			return c.st, ErrInterrupted
 		}
 		if stop != nil {
@@ -387,6 +415,7 @@ func (c *Controller) finish(s Stop) (*harness.State, error) {
 		}
 	}
 	c.say("task %s %s: %s", c.st.ID, s.Status, s.Reason)
+	c.runStopHook(context.Background())
 	return c.st, nil
 }
 
@@ -440,16 +469,43 @@ func (c *Controller) turnEnv() []string {
 	}
 }
 
-// turnTimeout bounds one agent turn, and never runs past the time budget.
-func (c *Controller) turnTimeout() (d time.Duration, byBudget bool) {
+// What clipped a turn's timeout (agentRun.clip).
+const (
+	clipBudget = "budget" // the time budget
+	clipSlice  = "slice"  // the run's slice (--for)
+)
+
+// turnTimeout bounds one agent turn: it never runs past the time budget
+// nor past the end of the run's slice. clip says which of them set it
+// ("" when neither did).
+func (c *Controller) turnTimeout() (d time.Duration, clip string) {
 	d = time.Duration(c.st.Limits.TurnTimeoutSeconds) * time.Second
 	if b := c.st.Limits.TimeBudgetSeconds; b > 0 {
 		left := time.Duration(b-c.st.Usage.TimeUsedSeconds)*time.Second - c.carry
 		if left < d {
-			return max(left, time.Second), true
+			d, clip = left, clipBudget
 		}
 	}
-	return d, false
+	if !c.sliceEnd.IsZero() {
+		if left := c.sliceEnd.Sub(c.now()); left < d {
+			d, clip = left, clipSlice
+		}
+	}
+	if clip != "" {
+		d = max(d, time.Second)
+	}
+	return d, clip
+}
+
+// sliceOver reports whether this run's slice (Options.Slice) has ended.
+func (c *Controller) sliceOver() bool {
+	return !c.sliceEnd.IsZero() && !c.now().Before(c.sliceEnd)
+}
+
+// sliceStop pauses the task at the end of the run's slice.
+func (c *Controller) sliceStop() Stop {
+	return Stop{harness.StatusPaused, fmt.Sprintf("%s (--for %s); grub resume continues the task",
+		harness.ReasonSliceEnded, harness.FormatSeconds(int64(c.opts.Slice.Round(time.Second)/time.Second)))}
 }
 
 // initTimeout bounds init.sh and verify commands (--init-timeout).

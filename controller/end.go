@@ -17,7 +17,9 @@ const reasonComplete = "every feature passes and init.sh passes"
 //   - a quota refusal from the provider ends it usage_limited;
 //   - a question from the agent ends it blocked, to be answered;
 //   - a turn that left every feature passing, verified, completes it;
-//   - otherwise the first stop rule that fires (afterTurnRules) ends it.
+//   - otherwise the first stop rule that fires (afterTurnRules) ends it;
+//   - otherwise, when the run's slice (--for) is over, the task pauses
+//     for the next run.
 func turnEnd(st *harness.State, out *outcome, interrupted bool) *Stop {
 	switch {
 	case interrupted:
@@ -31,6 +33,9 @@ func turnEnd(st *harness.State, out *outcome, interrupted bool) *Stop {
 	}
 	if s, ok := firstStop(st, afterTurnRules); ok {
 		return &s
+	}
+	if out.sliceEnded != "" {
+		return &Stop{harness.StatusPaused, out.sliceEnded}
 	}
 	return nil
 }

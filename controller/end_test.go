@@ -45,6 +45,10 @@ func TestTurnEnd(t *testing.T) {
 		{"time budget", func(st *harness.State) { st.Limits.TimeBudgetSeconds, st.Usage.TimeUsedSeconds = 6, 6 }, &outcome{cancelled: true}, false, harness.StatusBudgetLimited, "time budget spent (6s of 6s)"},
 		{"iteration budget", func(st *harness.State) { st.CurrentIteration = 25 }, decided(loopstate.Continue, ""), false, harness.StatusFailed, "iteration budget spent"},
 		{"complete wins over the iteration budget", func(st *harness.State) { st.CurrentIteration = 25 }, &outcome{complete: true}, false, harness.StatusComplete, "every feature passes"},
+		{"slice ended", nil, &outcome{sliceEnded: "the time slice of this run ended (--for 1m)"}, false, harness.StatusPaused, "the time slice of this run ended (--for 1m)"},
+		{"complete wins over the slice", nil, &outcome{complete: true, sliceEnded: "slice"}, false, harness.StatusComplete, "every feature passes"},
+		{"a stop rule wins over the slice", func(st *harness.State) { st.CurrentIteration = 25 }, &outcome{sliceEnded: "slice"}, false, harness.StatusFailed, "iteration budget spent"},
+		{"interrupted wins over the slice", nil, &outcome{cancelled: true, sliceEnded: "slice"}, true, harness.StatusPaused, interruptedReason},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -93,7 +97,7 @@ func TestClassifyAgentError(t *testing.T) {
 				t.Errorf("%+v", o)
 			}
 		}},
-		{"time budget", agentRun{err: agent.ErrTimeout, byBudget: true}, false, func(t *testing.T, o *outcome) {
+		{"time budget", agentRun{err: agent.ErrTimeout, clip: clipBudget}, false, func(t *testing.T, o *outcome) {
 			if !o.cancelled || o.decision.Status != loopstate.Cancelled || len(o.failures) > 0 {
 				t.Errorf("%+v", o)
 			}

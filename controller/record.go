@@ -127,6 +127,7 @@ func (c *Controller) writeRecord(ctx context.Context, resumed bool) error {
 // A commit that fails is reported and the run goes on: the next turn's
 // commit holds the files.
 func (c *Controller) commit(ctx context.Context, p *harness.PendingRecord, resumed bool) {
+	c.turnCommit = ""
 	if c.opts.Committer == nil {
 		return
 	}
@@ -148,6 +149,7 @@ func (c *Controller) commit(ctx context.Context, p *harness.PendingRecord, resum
 		c.say("commit of turn %d failed: %v", p.Iteration, err)
 	}
 	c.warnLeftOut(rep)
+	c.turnCommit = rep.Hash
 }
 
 // appendLedger appends the turn's line of the ledger saved with its

@@ -34,6 +34,7 @@ type outcome struct {
 	elapsed      time.Duration
 	findings     []harness.Finding     // what the referee caught, for the ledger
 	checks       []harness.LedgerCheck // what grub ran to verify the turn, for the ledger
+	sliceEnded   string                // the run's slice (--for) was over when the turn ended: the stop reason
 }
 
 func (o *outcome) fail(format string, args ...any) { o.failAs(harness.FindingOther, format, args...) }
@@ -77,7 +78,7 @@ type agentRun struct {
 	err       error         // the agent's error
 	pausedNow bool          // pause --now cancelled the turn
 	timeout   time.Duration // the turn's time limit
-	byBudget  bool          // the time budget set the limit
+	clip      string        // what set the limit when not --turn-timeout: clipBudget or clipSlice
 	elapsed   time.Duration
 }
 
@@ -168,7 +169,7 @@ func (c *Controller) prepareTurn() (turnPlan, error) {
 // heartbeat while it runs and its process group on record in the lock file.
 func (c *Controller) runAgent(ctx context.Context, plan turnPlan) (agent.Result, agentRun) {
 	st := c.st
-	timeout, byBudget := c.turnTimeout()
+	timeout, clip := c.turnTimeout()
 	c.say("turn %d/%d started: %s%s", st.CurrentIteration, st.Limits.MaxIterations, st.Phase, featureSuffix(plan.feature))
 	turnCtx, cancel := context.WithCancel(ctx)
 	c.mu.Lock()
@@ -206,7 +207,7 @@ func (c *Controller) runAgent(ctx context.Context, plan turnPlan) (agent.Result,
 	c.mu.Unlock()
 	cancel()
 	_ = c.lock.SetAgentPGID(0)
-	return res, agentRun{err: err, pausedNow: pausedNow, timeout: timeout, byBudget: byBudget, elapsed: c.now().Sub(start)}
+	return res, agentRun{err: err, pausedNow: pausedNow, timeout: timeout, clip: clip, elapsed: c.now().Sub(start)}
 }
 
 // classifyAgentError records in out what the agent's end means for the
@@ -218,9 +219,14 @@ func classifyAgentError(out *outcome, run agentRun, cancelled bool) {
 		out.cancelled = true
 	case errors.Is(err, agent.ErrUsageLimited):
 		out.quota = err.Error()
-	case errors.Is(err, agent.ErrTimeout) && run.byBudget:
+	case errors.Is(err, agent.ErrTimeout) && run.clip == clipBudget:
 		// The time budget rule ends the task; the turn itself did not fail.
 		out.decision = harness.NewDecision(loopstate.Cancelled, "stopped when the time budget ran out")
+		out.cancelled = true
+	case errors.Is(err, agent.ErrTimeout) && run.clip == clipSlice:
+		// The run's slice is over: the task pauses for the next run; the
+		// turn itself did not fail.
+		out.decision = harness.NewDecision(loopstate.Cancelled, "stopped when the slice (--for) ended")
 		out.cancelled = true
 	case errors.Is(err, agent.ErrTimeout):
 		out.failAs(harness.FindingTimeout, "the turn timed out after %s and the agent was stopped; work in smaller steps", run.timeout)

@@ -27,6 +27,9 @@ const (
 	// ControlSandbox: Sandbox holds the new sandbox settings, recorded
 	// at once and applied from the task's next run.
 	ControlSandbox ControlKind = "sandbox"
+	// ControlHooks: Hooks holds the task's new hooks, used from the next
+	// turn on.
+	ControlHooks ControlKind = "hooks"
 )
 
 // ControlRequest is one request in control.json.
@@ -37,6 +40,7 @@ type ControlRequest struct {
 	Message string        `json:"message,omitempty"`
 	Limits  *LimitChanges `json:"limits,omitempty"`
 	Sandbox *Sandbox      `json:"sandbox,omitempty"`
+	Hooks   *Hooks        `json:"hooks,omitempty"`
 }
 
 // check reports a request that lacks what its kind needs.
@@ -58,6 +62,10 @@ func (r ControlRequest) check() error {
 	case ControlSandbox:
 		if r.Sandbox == nil {
 			return errors.New("control request sandbox: no sandbox settings")
+		}
+	case ControlHooks:
+		if r.Hooks == nil {
+			return errors.New("control request hooks: no hook settings")
 		}
 	default:
 		return fmt.Errorf("control request: unknown kind %q", r.Kind)

@@ -22,6 +22,9 @@ type Edit struct {
 	// OldSandbox and NewSandbox are the sandbox settings before and after
 	// the edit; nil when the edit did not touch them.
 	OldSandbox, NewSandbox *Sandbox
+	// OldHooks and NewHooks are the hooks before and after the edit; nil
+	// when the edit did not touch them.
+	OldHooks, NewHooks *Hooks
 }
 
 // EditEntry is the progress-log entry of an edit. grub edit writes it when
@@ -50,7 +53,14 @@ func EditEntry(e Edit) string {
 	if sandboxChanged {
 		fmt.Fprintf(&b, "- Sandbox: %s → %s (from the next run)\n", SandboxSummary(*e.OldSandbox), SandboxSummary(*e.NewSandbox))
 	}
-	if e.Goal == nil && len(lines) == 0 && !sandboxChanged {
+	var hooks []string
+	if e.OldHooks != nil && e.NewHooks != nil {
+		hooks = HookChangeLines(*e.OldHooks, *e.NewHooks)
+	}
+	for _, l := range hooks {
+		fmt.Fprintf(&b, "- Hook: %s\n", l)
+	}
+	if e.Goal == nil && len(lines) == 0 && !sandboxChanged && len(hooks) == 0 {
 		b.WriteString("- Nothing changed: the limits were already as asked\n")
 	}
 	return b.String()

@@ -38,6 +38,10 @@ const (
 const (
 	ReasonPausedByUser  = "paused by user"
 	ReasonStoppedByUser = "stopped by user"
+	// ReasonSliceEnded starts the stop reason of a run whose time slice
+	// (grub resume --for) ended: the task is paused for the next run,
+	// here or on another machine, to continue.
+	ReasonSliceEnded = "the time slice of this run ended"
 )
 
 // StateVersion is the state.json format version this build writes.
@@ -71,6 +75,9 @@ type State struct {
 	// saved before any of it is written; the run that finds it set
 	// finishes it (see PendingRecord).
 	RecordPending *PendingRecord `json:"recordPending,omitempty"`
+	// Hooks are the user's commands run after each turn and when the task
+	// stops; absent (zero) in files written before them.
+	Hooks Hooks `json:"hooks,omitzero"`
 	// FeatureListBaseline is the last feature list the controller accepted.
 	FeatureListBaseline *featurelist.List `json:"featureListBaseline"`
 	LastDecision        *Decision         `json:"lastDecision"`

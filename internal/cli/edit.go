@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/grub-dev/grub/harness"
+	"github.com/grub-dev/grub/internal/termsafe"
 	"github.com/spf13/cobra"
 )
 
@@ -31,6 +32,9 @@ type EditOptions struct {
 	// when none was given.
 	Sandbox  func(*harness.Sandbox) error
 	Landlock func() (int, bool)
+	// Hooks applies the hook flags given to a task's hooks; nil when none
+	// was given.
+	Hooks func(*harness.Hooks) error
 }
 
 // taskIDPattern matches a task id or a prefix of one. A single argument of
@@ -44,10 +48,11 @@ func NewCmdEdit(f *Factory, runF func(*EditOptions) error) *cobra.Command {
 	var (
 		limits limitFlags
 		sf     sandboxFlags
+		hf     hookFlags
 	)
 	cmd := &cobra.Command{
 		Use:   `edit [<id>] ["new goal"] [flags]`,
-		Short: "Change a task's goal, limits or sandbox",
+		Short: "Change a task's goal, limits, sandbox or hooks",
 		Long: `Change the goal of a task, or its limits, or both. Without <id>, the most
 recently updated task. A single argument of up to 8 hex characters is taken
 as a task id (or the start of one); any other single argument is the new
@@ -73,6 +78,10 @@ A running task records the change at once and applies it from its next
 run (grub resume): the commands of the current run keep the sandbox they
 started with.
 
+--on-turn, --on-stop and --hook-timeout change the task's hooks (see grub
+start --help); --on-turn '' and --on-stop '' remove them. A running task
+uses the new hooks from its next turn.
+
 --max-iter and --max-fail must be at least 1; --token-budget 0 and
 --time-budget 0 remove that budget. --time-budget takes a Go duration in
 whole seconds, such as 90s, 45m or 2h. A complete task cannot be edited.`,
@@ -81,7 +90,9 @@ whole seconds, such as 90s, 45m or 2h. A complete task cannot be edited.`,
   grub edit                           # edit the goal in $EDITOR
   grub edit --max-iter 50 --token-budget 5000000
   grub edit --time-budget 2h
-  grub edit --sandbox read-only --no-network`,
+  grub edit --sandbox read-only --no-network
+  grub edit --on-turn 'git push origin HEAD:grub/0a1b2c3d'
+  grub edit --on-turn ''               # remove the on-turn hook`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 2 {
 				return &UsageError{
@@ -102,6 +113,9 @@ whole seconds, such as 90s, 45m or 2h. A complete task cannot be edited.`,
 			if sf.given(cmd) {
 				opts.Sandbox = func(s *harness.Sandbox) error { return sf.apply(cmd, s) }
 			}
+			if hf.given(cmd) {
+				opts.Hooks = func(h *harness.Hooks) error { return hf.apply(cmd, h) }
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -110,6 +124,7 @@ whole seconds, such as 90s, 45m or 2h. A complete task cannot be edited.`,
 	}
 	limits.register(cmd)
 	sf.register(cmd)
+	hf.register(cmd)
 	return cmd
 }
 
@@ -152,14 +167,22 @@ func editRun(opts *EditOptions) error {
 	if err != nil {
 		return err
 	}
+	var hooks *harness.Hooks
+	if opts.Hooks != nil {
+		h := st.Hooks
+		if err := opts.Hooks(&h); err != nil {
+			return err
+		}
+		hooks = &h
+	}
 	if goal == st.Goal {
-		if opts.Limits.Empty() && sb == nil {
+		if opts.Limits.Empty() && sb == nil && hooks == nil {
 			fmt.Fprintf(opts.IO.ErrOut, "the goal of task %s is unchanged; nothing to do\n", id)
 			return nil
 		}
 		goal = ""
 	}
-	res, err := applyEdit(opts, store, id, goal, sb)
+	res, err := applyEdit(opts, store, id, goal, sb, hooks)
 	if err != nil {
 		return err
 	}
@@ -195,7 +218,7 @@ func editedGoal(opts *EditOptions, st *harness.State, goal string, goalGiven boo
 			return "", usageErrorf("the new goal is empty; give the new wording, e.g. grub edit \"add OAuth login\"")
 		}
 		return goal, nil
-	case opts.Limits.Empty() && opts.Sandbox == nil:
+	case opts.Limits.Empty() && opts.Sandbox == nil && opts.Hooks == nil:
 		return editGoalInEditor(opts, st.ID, st.Goal)
 	}
 	return st.Goal, nil
@@ -213,12 +236,14 @@ type editResult struct {
 	iteration int
 	// oldSandbox and newSandbox are set when the sandbox changed.
 	oldSandbox, newSandbox *harness.Sandbox
+	// oldHooks and newHooks are set when the hooks changed.
+	oldHooks, newHooks *harness.Hooks
 }
 
-// applyEdit changes the goal (unless goal is "") and the limits of task id:
-// through control.json when a controller runs it, else in state.json,
-// logged in progress-log.md.
-func applyEdit(opts *EditOptions, store *harness.Store, id, goal string, sb *harness.Sandbox) (editResult, error) {
+// applyEdit changes the goal (unless goal is ""), the limits, the sandbox
+// and the hooks (unless nil) of task id: through control.json when a
+// controller runs it, else in state.json, logged in progress-log.md.
+func applyEdit(opts *EditOptions, store *harness.Store, id, goal string, sb *harness.Sandbox, hooks *harness.Hooks) (editResult, error) {
 	now := opts.Now()
 	var reqs []harness.ControlRequest
 	if goal != "" {
@@ -231,6 +256,9 @@ func applyEdit(opts *EditOptions, store *harness.Store, id, goal string, sb *har
 	if sb != nil {
 		reqs = append(reqs, harness.ControlRequest{Kind: harness.ControlSandbox, At: now, Sandbox: sb})
 	}
+	if hooks != nil {
+		reqs = append(reqs, harness.ControlRequest{Kind: harness.ControlHooks, At: now, Hooks: hooks})
+	}
 	var (
 		res  editResult
 		edit = harness.Edit{At: now}
@@ -242,8 +270,15 @@ func applyEdit(opts *EditOptions, store *harness.Store, id, goal string, sb *har
 				return false, usageErrorf("task %s is complete, so its goal and limits can no longer change", id)
 			}
 			sandboxChanged := sb != nil && !sameSandbox(*sb, st.Sandbox)
-			if goal == "" && mergedLimits(st.Limits, opts.Limits) == st.Limits && !sandboxChanged {
+			hooksChanged := hooks != nil && *hooks != st.Hooks
+			if goal == "" && mergedLimits(st.Limits, opts.Limits) == st.Limits && !sandboxChanged && !hooksChanged {
 				return false, nil
+			}
+			if hooksChanged {
+				old := st.Hooks
+				res.oldHooks, res.newHooks = &old, hooks
+				edit.OldHooks, edit.NewHooks = &old, hooks
+				st.Hooks = *hooks
 			}
 			if sandboxChanged {
 				old := st.Sandbox
@@ -293,6 +328,11 @@ func reportEdit(opts *EditOptions, id, goal string, res editResult) {
 	}
 	if res.newSandbox != nil {
 		fmt.Fprintf(w, "task %s: sandbox %s → %s\n", id, harness.SandboxSummary(*res.oldSandbox), harness.SandboxSummary(*res.newSandbox))
+	}
+	if res.newHooks != nil {
+		for _, line := range harness.HookChangeLines(*res.oldHooks, *res.newHooks) {
+			fmt.Fprintf(w, "task %s: %s\n", id, termsafe.Line(line))
+		}
 	}
 	if m := opts.Limits.MaxIterations; m != nil && *m <= res.iteration {
 		fmt.Fprintf(w, "note: task %s has already run %d iterations; grub resume will end it as failed (iteration budget spent) unless --max-iter is above %d\n", id, res.iteration, res.iteration)

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/grub-dev/grub/harness"
+	"github.com/grub-dev/grub/internal/termsafe"
 )
 
 // ResumeOptions are the inputs of grub resume.
@@ -23,7 +24,10 @@ type ResumeOptions struct {
 	Limits harness.LimitChanges
 	Agent  func(*harness.Agent) error // applies agent flags to the task's settings
 	// Sandbox applies the sandbox flags to the task's settings.
-	Sandbox    func(*harness.Sandbox) error
+	Sandbox func(*harness.Sandbox) error
+	// Hooks applies the hook flags to the task's hooks.
+	Hooks      func(*harness.Hooks) error
+	Slice      time.Duration // --for: how long this run may go on
 	JSON       bool
 	Heartbeat  time.Duration
 	NoProgress bool // --no-progress
@@ -39,6 +43,8 @@ func NewCmdResume(f *Factory, runF func(*ResumeOptions) error) *cobra.Command {
 		sf     sandboxFlags
 		af     agentFlags
 		rf     runFlags
+		hf     hookFlags
+		sl     sliceFlag
 		limits limitFlags
 	)
 	cmd := &cobra.Command{
@@ -63,10 +69,17 @@ look at the workspace instead of assuming the turn failed.
 --context-window and --request-timeout change the task's agent from here
 on; switching to another --agent starts its settings afresh. --sandbox,
 --sandbox-allow, --no-network and --pass-env change the task's sandbox
-(see grub start --help); the task keeps the one it has otherwise.`,
+(see grub start --help); the task keeps the one it has otherwise.
+
+--for runs for that long only, then stops at a turn boundary and leaves the
+task paused (exit 5) with its state committed, so that the next run, here or
+on another machine (a CI job with the task's branch), continues it with
+grub resume. --on-turn, --on-stop and --hook-timeout change the task's
+hooks (see grub start --help); the task keeps the ones it has otherwise.`,
 		Example: `  grub resume
   grub resume 0a1b2c3d --max-iter 40
-  grub resume --time-budget 2h --agent-cmd 'my-agent --headless'`,
+  grub resume --time-budget 2h --agent-cmd 'my-agent --headless'
+  grub resume 0a1b2c3d --for 5h30m --on-turn 'git push origin HEAD:grub/0a1b2c3d'`,
 		Args:              taskIDArg,
 		ValidArgsFunction: completeTaskIDs(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -82,6 +95,10 @@ on; switching to another --agent starts its settings afresh. --sandbox,
 			opts.Limits = changes
 			opts.Agent = func(a *harness.Agent) error { return af.apply(cmd, a, opts.Getenv) }
 			opts.Sandbox = func(s *harness.Sandbox) error { return sf.apply(cmd, s) }
+			opts.Hooks = func(h *harness.Hooks) error { return hf.apply(cmd, h) }
+			if opts.Slice, err = sl.value(cmd); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -92,6 +109,8 @@ on; switching to another --agent starts its settings afresh. --sandbox,
 	af.register(cmd)
 	sf.register(cmd)
 	rf.register(cmd)
+	hf.register(cmd)
+	sl.register(cmd)
 	return cmd
 }
 
@@ -124,7 +143,13 @@ func resumeRun(opts *ResumeOptions) error {
 	if _, err := resolveSandbox(sb, changed.Kind, store.Root, opts.Getenv, opts.Landlock); err != nil {
 		return err
 	}
-	if !harness.SameAgent(changed, st.Agent) || !sameSandbox(sb, st.Sandbox) {
+	hooks := st.Hooks
+	if opts.Hooks != nil {
+		if err := opts.Hooks(&hooks); err != nil {
+			return err
+		}
+	}
+	if !harness.SameAgent(changed, st.Agent) || !sameSandbox(sb, st.Sandbox) || hooks != st.Hooks {
 		// Changing the agent is a state change: make it under the lock, on
 		// the state as it is then.
 		lock, err := store.Lock(id)
@@ -137,7 +162,10 @@ func resumeRun(opts *ResumeOptions) error {
 			if err != nil {
 				return err
 			}
-			st.Agent, st.Sandbox = changed, sb
+			for _, line := range harness.HookChangeLines(st.Hooks, hooks) {
+				fmt.Fprintf(opts.IO.ErrOut, "grub: task %s: %s\n", id, termsafe.Line(line))
+			}
+			st.Agent, st.Sandbox, st.Hooks = changed, sb, hooks
 			st.UpdatedAt = opts.Now().UTC()
 			return store.SaveState(st)
 		}()
@@ -152,9 +180,13 @@ func resumeRun(opts *ResumeOptions) error {
 	} else if held && info.Runner() {
 		return &harness.LockedError{ID: id, Info: info}
 	}
-	fmt.Fprintf(opts.IO.ErrOut, "grub: resuming task %s at iteration %d (%s)\n", id, st.CurrentIteration, st.Status)
+	slice := ""
+	if opts.Slice > 0 {
+		slice = " for " + harness.FormatSeconds(int64(opts.Slice/time.Second))
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "grub: resuming task %s at iteration %d (%s)%s\n", id, st.CurrentIteration, st.Status, slice)
 	return runTask(ctxOr(opts.Ctx), runOptions{IO: opts.IO, Store: store, ID: id, Limits: opts.Limits, Now: opts.Now, Getenv: opts.Getenv, JSON: opts.JSON, Heartbeat: opts.Heartbeat, NoProgress: opts.NoProgress,
-		Landlock: opts.Landlock, Reap: opts.Reap})
+		Landlock: opts.Landlock, Reap: opts.Reap, Slice: opts.Slice})
 }
 
 // recordWritten reports whether the last turn's record that state holds

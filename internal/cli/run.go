@@ -291,6 +291,8 @@ type runOptions struct {
 	Reap     bool
 	// NoProgress prints plain progress lines even on a terminal.
 	NoProgress bool
+	// Slice is --for: how long this run may go on (0: until the task stops).
+	Slice time.Duration
 }
 
 // runTask runs the controller in the foreground until the task stops, with
@@ -337,6 +339,7 @@ func runTask(ctx context.Context, o runOptions) error {
 		Limits:    o.Limits,
 		Wrap:      wrap,
 		Env:       env,
+		Slice:     o.Slice,
 	}
 	copts.Events, copts.Redraw = progressFor(o.IO, liveProgress(o.IO, o.Getenv, o.NoProgress))
 	if o.Reap && becomeReaper() {

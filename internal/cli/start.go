@@ -26,6 +26,8 @@ type StartOptions struct {
 	Limits     harness.Limits
 	Agent      harness.Agent
 	Sandbox    harness.Sandbox
+	Hooks      harness.Hooks
+	Slice      time.Duration // --for: how long this run may go on
 	JSON       bool
 	Heartbeat  time.Duration
 	NoProgress bool // --no-progress
@@ -75,8 +77,12 @@ files: a task keeps the settings it started with.
 
 Durations are Go durations: 90s, 45m, 2h. --turn-timeout bounds each agent
 turn; --init-timeout bounds each run of init.sh and of a verify command.
+--for runs for that long only, then leaves the task paused for grub resume
+(a CI job's slice); --time-budget ends the task when its time is spent.
 
 ` + sandboxHelp + `
+
+` + hooksHelp + `
 
 On Linux grub is a child subreaper while it runs a task: a process a turn
 detaches (setsid, a double fork) is re-parented to grub and ended when the
@@ -90,6 +96,8 @@ func NewCmdStart(f *Factory, runF func(*StartOptions) error) *cobra.Command {
 		sf     sandboxFlags
 		af     agentFlags
 		rf     runFlags
+		hf     hookFlags
+		sl     sliceFlag
 		limits = limitFlags{forNewTask: true}
 	)
 	cmd := &cobra.Command{
@@ -140,6 +148,12 @@ func NewCmdStart(f *Factory, runF func(*StartOptions) error) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if err := hf.apply(cmd, &opts.Hooks); err != nil {
+				return err
+			}
+			if opts.Slice, err = sl.value(cmd); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -154,6 +168,8 @@ func NewCmdStart(f *Factory, runF func(*StartOptions) error) *cobra.Command {
 	af.register(cmd)
 	sf.register(cmd)
 	rf.register(cmd)
+	hf.register(cmd)
+	sl.register(cmd)
 	return cmd
 }
 
@@ -193,14 +209,14 @@ func startRun(opts *StartOptions) error {
 	st := &harness.State{
 		ID: id, Goal: opts.Goal, Locale: opts.Locale, Status: harness.StatusRunning, Phase: harness.PhaseInitializer,
 		CreatedAt: now, UpdatedAt: now, Limits: opts.Limits, Agent: opts.Agent, NoCommit: opts.NoCommit,
-		Sandbox: opts.Sandbox,
+		Sandbox: opts.Sandbox, Hooks: opts.Hooks,
 	}
 	if err := store.Create(st); err != nil {
 		return err
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "grub: task %s created in %s\n", st.ID, store.Rel(store.Dir(st.ID)))
 	return runTask(ctxOr(opts.Ctx), runOptions{IO: opts.IO, Store: store, ID: st.ID, Now: opts.Now, Getenv: opts.Getenv, JSON: opts.JSON, Heartbeat: opts.Heartbeat, NoProgress: opts.NoProgress,
-		Landlock: opts.Landlock, Reap: opts.Reap})
+		Landlock: opts.Landlock, Reap: opts.Reap, Slice: opts.Slice})
 }
 
 func ctxOr(ctx context.Context) context.Context {
