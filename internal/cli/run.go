@@ -298,6 +298,7 @@ func runTask(ctx context.Context, o runOptions) error {
 	if err != nil {
 		return err
 	}
+	sayOtherHost(o.IO.ErrOut, o.Store, st)
 	sb, err := resolveSandbox(st.Sandbox, st.Agent.Kind, o.Store.Root, o.Getenv, o.Landlock)
 	if err != nil {
 		return err
@@ -364,6 +365,7 @@ func runTask(ctx context.Context, o runOptions) error {
 	if err := printFinal(o, final); err != nil {
 		return err
 	}
+	sayWorktreeNext(o.IO.ErrOut, o.Store, final)
 	switch {
 	case errors.Is(runErr, controller.ErrInterrupted):
 		return &ExitError{Code: ExitInterrupted} // the controller has said so

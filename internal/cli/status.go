@@ -130,6 +130,9 @@ func statusRun(opts *StatusOptions) error {
 		return err
 	}
 	v.Sandbox = newSandboxView(st, store.Root, opts.Getenv, opts.Landlock)
+	if home, err := opts.Store(); err == nil {
+		locateView(v, home, store)
+	}
 	if opts.JSON {
 		err = writeJSON(opts.IO.Out, schemas.StatusOutput, newStatusOutput(v))
 	} else {
@@ -179,6 +182,9 @@ type statusOutput struct {
 	LastError           string            `json:"lastError,omitempty"`
 	StopReason          string            `json:"stopReason,omitempty"`
 	Harness             string            `json:"harness"`
+	Worktree            string            `json:"worktree,omitempty"`
+	Branch              string            `json:"branch,omitempty"`
+	OtherHost           string            `json:"otherHost,omitempty"`
 	CreatedAt           time.Time         `json:"createdAt"`
 	UpdatedAt           time.Time         `json:"updatedAt"`
 }
@@ -204,6 +210,9 @@ func newStatusOutput(v *taskView) *statusOutput {
 		LastError:           st.LastError,
 		StopReason:          st.StopReason,
 		Harness:             v.Dir,
+		Worktree:            v.Worktree,
+		Branch:              v.Branch,
+		OtherHost:           v.OtherHost,
 		CreatedAt:           st.CreatedAt,
 		UpdatedAt:           st.UpdatedAt,
 	}
@@ -225,6 +234,8 @@ func printStatus(w io.Writer, v *taskView, now time.Time) error {
 	case v.Held:
 		status += fmt.Sprintf(" (runner: pid %d on %s since %s, %s)",
 			v.Holder.PID, v.Holder.Host, clockTime(now, v.Holder.StartedAt), ago(now, v.Holder.StartedAt))
+	case v.Interrupted() && v.OtherHost != "":
+		status += fmt.Sprintf(" on host %s (not this machine; grub resume continues it here)", v.OtherHost)
 	case v.Interrupted():
 		status += " (no runner: interrupted, run grub resume)"
 	}
@@ -303,6 +314,9 @@ func printStatus(w io.Writer, v *taskView, now time.Time) error {
 	}
 	fw.field("updated", fmt.Sprintf("%s (%s)", clockTime(now, st.UpdatedAt), ago(now, st.UpdatedAt)))
 	fw.field("harness", v.Dir)
+	if v.Worktree != "" {
+		fw.field("worktree", worktreeLine(v))
+	}
 	return fw.err
 }
 
