@@ -298,7 +298,6 @@ func runTask(ctx context.Context, o runOptions) error {
 	if err != nil {
 		return err
 	}
-	sayOtherHost(o.IO.ErrOut, o.Store, st)
 	sb, err := resolveSandbox(st.Sandbox, st.Agent.Kind, o.Store.Root, o.Getenv, o.Landlock)
 	if err != nil {
 		return err
