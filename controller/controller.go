@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"time"
 
@@ -252,7 +251,7 @@ func Run(ctx context.Context, o Options) (*harness.State, error) {
 // same pid and start time), and clears them. Those recorded on another
 // host are not ours to signal.
 func (c *Controller) endLeftAgent(prev harness.LockInfo) error {
-	host, _ := os.Hostname()
+	host := c.store.HostName()
 	if len(prev.Processes) > 0 {
 		if prev.Host == host {
 			var ended []int

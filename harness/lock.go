@@ -112,7 +112,7 @@ func (s *Store) lock(id string, role LockRole) (*Lock, error) {
 		}
 		return nil, fmt.Errorf("lock %s: %w", s.Rel(path), err)
 	}
-	host, _ := os.Hostname()
+	host := s.HostName()
 	prev := readLockInfo(path, false)
 	// An agent a dead runner left behind stays on record until a
 	// controller has ended it (SetAgentPGID(0)): a short-lived holder such

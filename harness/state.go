@@ -249,7 +249,9 @@ type Sandbox struct {
 	// Mode is "workspace-write", "read-only" or "off"; empty means the
 	// default for the task's agent where grub runs.
 	Mode string `json:"mode,omitempty"`
-	// Allow lists extra absolute paths writable in workspace-write mode.
+	// Allow lists extra paths writable in workspace-write mode: relative
+	// to the workspace when inside it (so that the task runs the same in
+	// another clone), absolute outside it (Store.ResolvePath).
 	Allow []string `json:"allow,omitempty"`
 	// NoNetwork refuses TCP connect and bind from sandboxed commands.
 	NoNetwork bool `json:"noNetwork,omitempty"`

@@ -73,6 +73,31 @@ func ValidID(id string) bool { return idPattern.MatchString(id) }
 // Store is the task store of one workspace.
 type Store struct {
 	Root string // absolute, cleaned workspace root
+	// Host is the name of this machine as recorded in a task's lock;
+	// empty means os.Hostname. grub sets it from $GRUB_HOSTNAME (CI
+	// runners, tests playing a second machine).
+	Host string
+}
+
+// HostName is the name of this machine as locks record it: Host, or
+// os.Hostname.
+func (s *Store) HostName() string {
+	if s.Host != "" {
+		return s.Host
+	}
+	h, _ := os.Hostname()
+	return h
+}
+
+// At returns the store of the workspace at root with s's settings (Host):
+// the same project in another work tree.
+func (s *Store) At(root string) (*Store, error) {
+	o, err := Open(root)
+	if err != nil {
+		return nil, err
+	}
+	o.Host = s.Host
+	return o, nil
 }
 
 // Open returns the store of the workspace at root. It makes root absolute
@@ -246,8 +271,11 @@ func (s *Store) ensureGitignore() error {
 	return atomicfile.WriteFile(path, []byte(Gitignore), 0o644)
 }
 
-// marshalState encodes st as indented JSON and validates it.
+// marshalState encodes st as indented JSON and validates it. Sandbox
+// paths inside the workspace are made relative to it first (relativePaths):
+// a committed state.json holds nothing that only makes sense on one machine.
 func (s *Store) marshalState(st *State) ([]byte, error) {
+	st.Sandbox.Allow = s.relativePaths(st.Sandbox.Allow)
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("encode state: %w", err)
@@ -449,4 +477,36 @@ func (s *Store) Resolve(id string) (string, error) {
 func (s *Store) notFound(id string) error {
 	ids, _ := s.taskIDs()
 	return &NotFoundError{ID: id, Known: ids}
+}
+
+// relativePaths returns paths with those inside the workspace made
+// relative to its root (slash-separated; "." for the root itself); paths
+// outside it stay absolute, and relative ones as they are. ResolvePath
+// turns them back.
+func (s *Store) relativePaths(paths []string) []string {
+	if len(paths) == 0 {
+		return paths
+	}
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		if filepath.IsAbs(p) {
+			if rel, err := filepath.Rel(s.Root, p); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				p = filepath.ToSlash(rel)
+			}
+		}
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// ResolvePath is a path stored in a task's state (a sandbox path) as an
+// absolute path on this machine: a relative one is taken from the
+// workspace root.
+func (s *Store) ResolvePath(p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(s.Root, filepath.FromSlash(p))
 }

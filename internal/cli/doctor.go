@@ -116,7 +116,7 @@ type doctorOutput struct {
 }
 
 func doctorRun(opts *DoctorOptions) error {
-	store, err := opts.Store()
+	store, err := storeForID(opts.Store, opts.ID) // a task in another work tree is checked there
 	if err != nil {
 		return err
 	}

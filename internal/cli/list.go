@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -29,6 +30,10 @@ func NewCmdList(f *Factory, runF func(*ListOptions) error) *cobra.Command {
 		Short:   "List the tasks of this workspace, most recently updated first",
 		Long: `List every task in .grub/ of this workspace, most recently updated first:
 its id, status, iteration, passing features, when it last changed, and goal.
+
+In a git repository the tasks of its other work trees are listed too (grub
+start --worktree runs each task in one), with a WORKTREE column saying where
+each lives; every command that takes an id finds them there.
 
 A running task whose runner died shows as "running (no runner)"; run
 grub resume <id> to pick it up again.
@@ -80,6 +85,9 @@ type listTask struct {
 	MaxIterations int            `json:"maxIterations"`
 	Features      featuresOutput `json:"features"`
 	Harness       string         `json:"harness"`
+	Worktree      string         `json:"worktree,omitempty"`
+	Branch        string         `json:"branch,omitempty"`
+	OtherHost     string         `json:"otherHost,omitempty"`
 	UpdatedAt     time.Time      `json:"updatedAt"`
 }
 
@@ -88,18 +96,11 @@ func listRun(opts *ListOptions) error {
 	if err != nil {
 		return err
 	}
-	states, damaged, err := store.Scan()
+	views, damaged, err := scanViews(store)
 	if err != nil {
 		return err
 	}
-	views := make([]*taskView, 0, len(states))
-	for _, st := range states {
-		v, err := loadTaskView(store, st)
-		if err != nil {
-			return err
-		}
-		views = append(views, v)
-	}
+	inWorktrees := slices.ContainsFunc(views, func(v *taskView) bool { return v.Worktree != "" })
 
 	if opts.JSON {
 		out := listOutput{Tasks: make([]listTask, 0, len(views))}
@@ -116,11 +117,14 @@ func listRun(opts *ListOptions) error {
 				MaxIterations: st.Limits.MaxIterations,
 				Features:      featuresOutput{Passing: v.Passing(), Total: v.Total()},
 				Harness:       v.Dir,
+				Worktree:      v.Worktree,
+				Branch:        v.Branch,
+				OtherHost:     v.OtherHost,
 				UpdatedAt:     st.UpdatedAt,
 			})
 		}
 		for _, d := range damaged {
-			out.Damaged = append(out.Damaged, listDamaged{ID: d.ID, Error: d.Err.Error(), Harness: store.Rel(store.Dir(d.ID))})
+			out.Damaged = append(out.Damaged, listDamaged{ID: d.ID, Error: d.Err.Error(), Harness: d.Store.Rel(d.Store.Dir(d.ID))})
 		}
 		return writeJSON(opts.IO.Out, schemas.ListOutput, out)
 	}
@@ -135,23 +139,41 @@ func listRun(opts *ListOptions) error {
 	}
 	now := opts.Now()
 	tw := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTATUS\tITER\tFEATURES\tUPDATED\tGOAL")
+	// WORKTREE appears when a task lives in another work tree.
+	wtCol := func(v *taskView) string {
+		if !inWorktrees {
+			return ""
+		}
+		return worktreeCell(store, v) + "\t"
+	}
+	header := "ID\tSTATUS\tITER\tFEATURES\tUPDATED\t"
+	if inWorktrees {
+		header += "WORKTREE\t"
+	}
+	fmt.Fprintln(tw, header+"GOAL")
 	for _, v := range views {
 		st := v.State
 		status := string(st.Status)
-		if v.Interrupted() {
+		switch {
+		case v.Interrupted() && v.OtherHost != "":
+			status += " (on host " + oneLine(v.OtherHost, 0) + ")"
+		case v.Interrupted():
 			status += " (no runner)"
 		}
 		features := "-"
 		if v.Features != nil {
 			features = fmt.Sprintf("%d/%d", v.Passing(), v.Total())
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\t%s\n",
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\t%s%s\n",
 			st.ID, status, st.CurrentIteration, st.Limits.MaxIterations, features,
-			ago(now, st.UpdatedAt), oneLine(st.Goal, goalWidth))
+			ago(now, st.UpdatedAt), wtCol(v), oneLine(st.Goal, goalWidth))
 	}
 	for _, d := range damaged {
-		fmt.Fprintf(tw, "%s\tdamaged\t-\t-\t-\t%s\n", d.ID, oneLine(d.Err.Error(), 0))
+		cell := ""
+		if inWorktrees {
+			cell = "-\t"
+		}
+		fmt.Fprintf(tw, "%s\tdamaged\t-\t-\t-\t%s%s\n", d.ID, cell, oneLine(d.Err.Error(), 0))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -126,6 +126,7 @@ func resumeRun(opts *ResumeOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "grub: task %s is already complete; nothing to resume\n", id)
 		return nil
 	}
+	sayOtherHost(opts.IO.ErrOut, store, st) // before any lock here rewrites the record
 	changed := st.Agent
 	if err := opts.Agent(&changed); err != nil {
 		return err

@@ -372,6 +372,7 @@ func runTask(ctx context.Context, o runOptions) error {
 	if err := printFinal(o, final); err != nil {
 		return err
 	}
+	sayWorktreeNext(o.IO.ErrOut, o.Store, final)
 	switch {
 	case errors.Is(runErr, controller.ErrInterrupted):
 		return &ExitError{Code: ExitInterrupted} // the controller has said so

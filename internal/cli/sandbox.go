@@ -155,7 +155,7 @@ func resolveSandbox(sb harness.Sandbox, kind harness.AgentKind, root string, get
 	if explicit {
 		mode, from = sandbox.Mode(sb.Mode), "--sandbox"
 	}
-	p := sandbox.Policy{Mode: mode, Workspace: root, Writable: slices.Clone(sb.Allow), NoNetwork: sb.NoNetwork}
+	p := sandbox.Policy{Mode: mode, Workspace: root, Writable: allowPaths(root, sb.Allow), NoNetwork: sb.NoNetwork}
 	if mode == sandbox.ModeWorkspaceWrite {
 		p.Writable = append(p.Writable, agentConfigPaths(kind, getenv)...)
 	}

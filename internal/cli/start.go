@@ -34,6 +34,9 @@ type StartOptions struct {
 	// Landlock probes the kernel; Reap makes the run a child subreaper.
 	Landlock func() (int, bool)
 	Reap     bool
+	// Worktree runs the task in a new git work tree on the branch
+	// grub/<id> (worktree.go).
+	Worktree bool
 }
 
 // startLong is the long help of grub start.
@@ -74,6 +77,13 @@ max-iter = 40, turn-timeout = "45m". A flag beats GRUB_MODEL and
 OPENAI_BASE_URL, which beat the project's file, which beats yours; grub
 config shows where each value comes from. resume and edit ignore the
 files: a task keeps the settings it started with.
+
+--worktree runs the task in a git work tree of its own, made beside the
+repository's folder (<repo>.grub-<id>) on the new branch grub/<id> from HEAD,
+so your checkout stays untouched and several tasks run side by side. grub
+list, status and the other commands find it from any work tree. When it
+completes grub prints the commands to review and merge the branch; it never
+merges, pushes or deletes on its own.
 
 Durations are Go durations: 90s, 45m, 2h. --turn-timeout bounds each agent
 turn; --init-timeout bounds each run of init.sh and of a verify command.
@@ -164,6 +174,7 @@ func NewCmdStart(f *Factory, runF func(*StartOptions) error) *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Locale, "locale", "en", "language of the prompts: en or zh")
 	fl.BoolVar(&opts.NoCommit, "no-commit", false, "do not commit after every turn (in a git workspace grub commits each turn by default)")
+	fl.BoolVar(&opts.Worktree, "worktree", false, "run the task in a new git work tree beside the repository (<repo>.grub-<id>) on the new branch grub/<id> from HEAD; your checkout stays as it is (needs the git program)")
 	fl.BoolVar(&opts.AllowDirty, "allow-dirty", false, "start even though the work tree has uncommitted changes; the first turn's commit includes them")
 	af.register(cmd)
 	sf.register(cmd)
@@ -189,6 +200,11 @@ func startRun(opts *StartOptions) error {
 	id, err := harness.NewID()
 	if err != nil {
 		return err
+	}
+	if opts.Worktree {
+		if store, err = startWorktree(ctxOr(opts.Ctx), opts.IO.ErrOut, store, id); err != nil {
+			return err
+		}
 	}
 	if !opts.NoCommit {
 		repo, err := openRepo(store.Root)

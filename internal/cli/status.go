@@ -131,6 +131,9 @@ func statusRun(opts *StatusOptions) error {
 		return err
 	}
 	v.Sandbox = newSandboxView(st, store.Root, opts.Getenv, opts.Landlock)
+	if home, err := opts.Store(); err == nil {
+		locateView(v, home, store)
+	}
 	if opts.JSON {
 		err = writeJSON(opts.IO.Out, schemas.StatusOutput, newStatusOutput(v))
 	} else {
@@ -181,6 +184,9 @@ type statusOutput struct {
 	LastError           string              `json:"lastError,omitempty"`
 	StopReason          string              `json:"stopReason,omitempty"`
 	Harness             string              `json:"harness"`
+	Worktree            string              `json:"worktree,omitempty"`
+	Branch              string              `json:"branch,omitempty"`
+	OtherHost           string              `json:"otherHost,omitempty"`
 	CreatedAt           time.Time           `json:"createdAt"`
 	UpdatedAt           time.Time           `json:"updatedAt"`
 }
@@ -207,6 +213,9 @@ func newStatusOutput(v *taskView) *statusOutput {
 		LastError:           st.LastError,
 		StopReason:          st.StopReason,
 		Harness:             v.Dir,
+		Worktree:            v.Worktree,
+		Branch:              v.Branch,
+		OtherHost:           v.OtherHost,
 		CreatedAt:           st.CreatedAt,
 		UpdatedAt:           st.UpdatedAt,
 	}
@@ -228,6 +237,8 @@ func printStatus(w io.Writer, v *taskView, now time.Time) error {
 	case v.Held:
 		status += fmt.Sprintf(" (runner: pid %d on %s since %s, %s)",
 			v.Holder.PID, v.Holder.Host, clockTime(now, v.Holder.StartedAt), ago(now, v.Holder.StartedAt))
+	case v.Interrupted() && v.OtherHost != "":
+		status += fmt.Sprintf(" on host %s (not this machine; grub resume continues it here)", v.OtherHost)
 	case v.Interrupted():
 		status += " (no runner: interrupted, run grub resume)"
 	}
@@ -246,6 +257,32 @@ func printStatus(w io.Writer, v *taskView, now time.Time) error {
 		fw.field("features", line)
 	}
 
+	printUsage(fw, st)
+	fw.field("sandbox", v.Sandbox.line())
+	if a := st.Agent.Args; len(a) > 0 {
+		fw.field("agent args", shellQuote(a))
+	}
+
+	printLastTurn(fw, v)
+	if v.LedgerNote != "" {
+		fw.field("turn ledger", v.LedgerNote)
+	}
+	if st.LastError != "" {
+		fw.field("last error", st.LastError)
+	}
+	if st.StopReason != "" {
+		fw.field("stop reason", st.StopReason)
+	}
+	fw.field("updated", fmt.Sprintf("%s (%s)", clockTime(now, st.UpdatedAt), ago(now, st.UpdatedAt)))
+	fw.field("harness", v.Dir)
+	if v.Worktree != "" {
+		fw.field("worktree", worktreeLine(v))
+	}
+	return fw.err
+}
+
+// printUsage prints what the task has spent against its budgets.
+func printUsage(fw *fieldWriter, st *harness.State) {
 	tokens := harness.FormatCount(st.Usage.TokensUsed)
 	if b := st.Limits.TokenBudget; b > 0 {
 		tokens += fmt.Sprintf(" of %s (%s)", harness.FormatCount(b), percent(st.Usage.TokensUsed, b))
@@ -267,52 +304,42 @@ func printStatus(w io.Writer, v *taskView, now time.Time) error {
 		elapsed += " (no budget)"
 	}
 	fw.field("time", elapsed)
-	fw.field("sandbox", v.Sandbox.line())
-	if a := st.Agent.Args; len(a) > 0 {
-		fw.field("agent args", shellQuote(a))
-	}
+}
 
-	if d := st.LastDecision; d != nil {
-		line := string(d.Status)
-		if d.Iteration > 0 {
-			line = fmt.Sprintf("#%d %s", d.Iteration, d.Status)
-		}
-		if d.Feature != "" {
-			line += " [" + d.Feature + "]"
-		}
-		if d.Summary != "" {
-			line += ": " + d.Summary
-		}
-		fw.field("last turn", line)
-		if l := v.LastTurn; l != nil && l.Iteration == d.Iteration {
-			fw.field("turn record", turnRecordLine(l))
-		}
-		if d.NextStep != "" {
-			fw.field("next step", d.NextStep)
-		}
-		if d.Blocker != "" {
-			fw.field("blocker", d.Blocker)
-		}
-		if d.Question != "" {
-			q := d.Question
-			for i, o := range d.Options {
-				q += fmt.Sprintf("\n%d. %s", i+1, o)
-			}
-			fw.field("question", q+"\n(answer with: grub answer \"<text>\")")
-		}
+// printLastTurn prints the last turn's decision, its ledger line, and the
+// agent's next step, blocker or question.
+func printLastTurn(fw *fieldWriter, v *taskView) {
+	d := v.State.LastDecision
+	if d == nil {
+		return
 	}
-	if v.LedgerNote != "" {
-		fw.field("turn ledger", v.LedgerNote)
+	line := string(d.Status)
+	if d.Iteration > 0 {
+		line = fmt.Sprintf("#%d %s", d.Iteration, d.Status)
 	}
-	if st.LastError != "" {
-		fw.field("last error", st.LastError)
+	if d.Feature != "" {
+		line += " [" + d.Feature + "]"
 	}
-	if st.StopReason != "" {
-		fw.field("stop reason", st.StopReason)
+	if d.Summary != "" {
+		line += ": " + d.Summary
 	}
-	fw.field("updated", fmt.Sprintf("%s (%s)", clockTime(now, st.UpdatedAt), ago(now, st.UpdatedAt)))
-	fw.field("harness", v.Dir)
-	return fw.err
+	fw.field("last turn", line)
+	if l := v.LastTurn; l != nil && l.Iteration == d.Iteration {
+		fw.field("turn record", turnRecordLine(l))
+	}
+	if d.NextStep != "" {
+		fw.field("next step", d.NextStep)
+	}
+	if d.Blocker != "" {
+		fw.field("blocker", d.Blocker)
+	}
+	if d.Question != "" {
+		q := d.Question
+		for i, o := range d.Options {
+			q += fmt.Sprintf("\n%d. %s", i+1, o)
+		}
+		fw.field("question", q+"\n(answer with: grub answer \"<text>\")")
+	}
 }
 
 // clockTime renders t for people, in the time zone of the clock's now (the

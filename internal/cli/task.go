@@ -19,12 +19,16 @@ import (
 // recently updated task, or a unique prefix of an id) into the id of an
 // existing task. The store's errors already say what to do: run grub list,
 // or grub start.
+//
+// A task may live in another work tree of the repository (grub start
+// --worktree): the store returned is that work tree's (resolveInStores).
 func openTask(open func() (*harness.Store, error), id string) (*harness.Store, string, error) {
-	store, err := open()
+	home, err := open()
 	if err != nil {
 		return nil, "", err
 	}
-	if id, err = store.Resolve(id); err != nil {
+	store, id, err := resolveInStores(home, id)
+	if err != nil {
 		return nil, "", err
 	}
 	return store, id, nil
@@ -42,19 +46,12 @@ func loadTask(open func() (*harness.Store, error), id string) (*harness.Store, *
 // loaded whatever state the others are in.
 func loadTaskDamaged(open func() (*harness.Store, error), id string) (*harness.Store, *harness.State, []harness.DamagedTask, error) {
 	if strings.TrimSpace(id) == "" {
-		store, err := open()
+		home, err := open()
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		tasks, damaged, err := store.Scan()
-		switch {
-		case err != nil:
-			return nil, nil, nil, err
-		case len(tasks) > 0:
-			return store, tasks[0], damaged, nil
-		}
-		_, err = store.Resolve("") // no healthy task: the first damaged one's error, or no tasks
-		return nil, nil, nil, err
+		// No healthy task: the first damaged one's error, or no tasks.
+		return latestTask(taskStores(home))
 	}
 	store, id, err := openTask(open, id)
 	if err != nil {
@@ -97,6 +94,14 @@ type taskView struct {
 	// turn is recorded (or when LedgerNote says why it could not be read).
 	LastTurn   *harness.TurnRecord
 	LedgerNote string
+	// OtherHost is the host the lock record names when no runner holds
+	// the lock and that host is not this machine (a harness committed
+	// elsewhere, a CI runner): not a runner here.
+	OtherHost string
+	// Worktree and Branch say where a task lives when that is another
+	// work tree of the repository than the workspace grub was run in
+	// (locateView); empty otherwise.
+	Worktree, Branch string
 }
 
 // Interrupted reports a task whose status is running but whose runner is
@@ -132,6 +137,9 @@ func loadTaskView(store *harness.Store, st *harness.State) (*taskView, error) {
 		return nil, err
 	}
 	v.Held, v.Holder = held && info.Runner(), info
+	if !held && info.Host != "" && info.Host != store.HostName() {
+		v.OtherHost = info.Host
+	}
 	if turns, err := store.LoadTurns(st.ID); err != nil {
 		v.LedgerNote = err.Error()
 	} else if len(turns) > 0 {

@@ -9,7 +9,9 @@
 // (TreeHash), reads a task's turns back from the log (History), and copies
 // what in the git directory can make git run a program so that a turn that
 // plants one is caught and undone (GuardGitDir, guard.go), without the git
-// binary.
+// binary. It lists the repository's work trees (Worktrees) and creates a
+// linked one for grub start --worktree (AddWorktree, worktree.go): that,
+// and only that, runs the git program.
 //
 // Staging follows `git add -A .` run in the workspace: .gitignore files at
 // every level, .git/info/exclude and the global excludes file are honoured
