@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"sort"
+	"strings"
 
 	"github.com/grub-dev/grub/harness"
 	"github.com/grub-dev/grub/internal/gitx"
@@ -48,6 +49,7 @@ func inspectTask(store *harness.Store, repo *gitx.Repo, repoErr error, id string
 			checkGit(repoFor(repo, st), id, st, done, add)
 		}
 	}
+	checkGitPrograms(store.Root, add)
 	rep.Healthy = true
 	for _, f := range rep.Findings {
 		if f.Severity == findingProblem {
@@ -55,6 +57,24 @@ func inspectTask(store *harness.Store, repo *gitx.Repo, repoErr error, id string
 		}
 	}
 	return rep
+}
+
+// checkGitPrograms reports the hooks and the program-running config keys
+// of the workspace's repository: grub never runs them (go-git runs no hook
+// and no configured program, and the referee restores any a turn plants),
+// but the user's own git does, so they are worth a look.
+func checkGitPrograms(root string, add func(finding)) {
+	progs, err := gitx.ProgramsInRepo(root)
+	switch {
+	case err != nil:
+		add(finding{Check: "git-programs", Severity: findingWarning, Message: err.Error(), Fix: "check the repository's config with git config --list --show-origin"})
+	case len(progs) == 0:
+		add(finding{Check: "git-programs", Severity: findingOK, Message: "no hooks and no config key that runs a program in the repository"})
+	default:
+		add(finding{Check: "git-programs", Severity: findingWarning,
+			Message: "your git runs these (grub never does): " + strings.Join(progs, "; "),
+			Fix:     "keep those you put there yourself; remove any you do not know (git config --unset KEY, rm the hook)"})
+	}
 }
 
 // checkFiles checks that grub's files are there and are regular files.

@@ -267,3 +267,27 @@ func TestDoctorErrorsAsJSON(t *testing.T) {
 		t.Errorf("status --json --exit-status = %d\n%s", code, out)
 	}
 }
+
+// TestDoctorReportsGitPrograms: hooks and program-running config keys in
+// the repository are reported (a warning: the task stays healthy; grub
+// never runs them, the user's git does).
+func TestDoctorReportsGitPrograms(t *testing.T) {
+	e, _ := doctorEnv(t, 1)
+	if code, o, _ := e.doctor(); code != 0 || strings.Contains(problems(o), "git-programs") {
+		t.Fatalf("a fresh repository: doctor = %d\n%s", code, problems(o))
+	}
+	cmd := exec.Command("git", "config", "core.fsmonitor", "touch PLANTED")
+	cmd.Dir = e.root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git config: %v %s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(e.root, ".git", "hooks", "post-checkout"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, o, _ := e.doctor()
+	p := problems(o)
+	if code != 0 || !o.Healthy || !strings.Contains(p, "warning git-programs: your git runs these (grub never does)") ||
+		!strings.Contains(p, "hook .git/hooks/post-checkout") || !strings.Contains(p, `core.fsmonitor = "touch PLANTED"`) {
+		t.Fatalf("doctor = %d healthy %v\n%s", code, o.Healthy, p)
+	}
+}

@@ -102,7 +102,9 @@ func (r *Repo) AddWorktree(ctx context.Context, path, branch string) error {
 		return ErrNoGitProgram
 	}
 	run := func(args ...string) (string, error) {
-		cmd := exec.CommandContext(ctx, git, append([]string{"-C", r.root}, args...)...)
+		// grub never runs the repository's hooks or its fsmonitor: git
+		// worktree add would run post-checkout.
+		cmd := exec.CommandContext(ctx, git, append([]string{"-C", r.root, "-c", "core.hooksPath=" + os.DevNull, "-c", "core.fsmonitor=false"}, args...)...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		err := cmd.Run()

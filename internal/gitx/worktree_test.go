@@ -83,3 +83,22 @@ func realDir(t *testing.T, p string) string {
 	}
 	return r
 }
+
+// TestAddWorktreeRunsNoHook: git worktree add would run the repository's
+// post-checkout hook; grub never runs the repository's hooks.
+func TestAddWorktreeRunsNoHook(t *testing.T) {
+	t.Parallel()
+	run := gitBin(t)
+	dir := gitCommittedRepo(t, run, map[string]string{"a.txt": "a\n"})
+	marker := filepath.Join(t.TempDir(), "HOOK-RAN")
+	hook := "#!/bin/sh\ntouch " + marker + "\n"
+	if err := os.WriteFile(filepath.Join(dir, ".git", "hooks", "post-checkout"), []byte(hook), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := mustOpen(t, dir).AddWorktree(context.Background(), filepath.Join(t.TempDir(), "wt"), "grub/00000001"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("git worktree add ran the post-checkout hook")
+	}
+}
