@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/grub-dev/grub/agent"
 )
@@ -60,13 +59,7 @@ type claudeOutcome struct {
 // watch and keeps the usage so far. proc writes it from one goroutine;
 // the stall watch reads its own state.
 type claudeStream struct {
-	mu        sync.Mutex
-	lines     lineSplitter
-	tr        *transcript
-	trErr     error
-	workspace string
-	act       activity
-	stall     *stallWatch
+	eventStream
 
 	reqN      map[string]int         // assistant message id -> request number
 	msgUsage  map[string]claudeUsage // latest usage per message id
@@ -81,33 +74,11 @@ type claudeStream struct {
 
 func newClaudeStream(tr *transcript, workspace string, tell func(string), stall *stallWatch) *claudeStream {
 	s := &claudeStream{
-		tr: tr, workspace: workspace, act: activity{tell: tell}, stall: stall,
 		reqN: map[string]int{}, msgUsage: map[string]claudeUsage{}, written: map[string]claudeUsage{},
 		toolNames: map[string]string{},
 	}
-	s.lines = lineSplitter{max: maxEventLine, handle: s.handle}
+	s.eventStream = newEventStream(tr, workspace, tell, stall, s.handle)
 	return s
-}
-
-// Write implements io.Writer; it never fails.
-func (s *claudeStream) Write(b []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.lines.write(b)
-	return len(b), nil
-}
-
-// transcriptErr is the first error writing the transcript.
-func (s *claudeStream) transcriptErr() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.trErr
-}
-
-func (s *claudeStream) write(e TranscriptEntry, sync bool) {
-	if err := s.tr.write(e, sync); err != nil && s.trErr == nil {
-		s.trErr = err
-	}
 }
 
 // handle applies one line.

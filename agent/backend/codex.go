@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/grub-dev/grub/agent"
@@ -268,14 +267,8 @@ type codexItem struct {
 // output need not fit in memory), writes the transcript, reports the
 // activity and feeds the stall watch. proc writes it from one goroutine.
 type codexEvents struct {
-	mu        sync.Mutex
-	lines     lineSplitter
-	tr        *transcript
-	trErr     error
-	workspace string
-	act       activity
-	stall     *stallWatch
-	called    map[string]bool // items whose tool_call entry is written
+	eventStream
+	called map[string]bool // items whose tool_call entry is written
 
 	final      string
 	usage      agent.Usage
@@ -287,30 +280,9 @@ type codexEvents struct {
 }
 
 func newCodexEvents(tr *transcript, workspace string, tell func(string), stall *stallWatch) *codexEvents {
-	p := &codexEvents{tr: tr, workspace: workspace, act: activity{tell: tell}, stall: stall, called: map[string]bool{}}
-	p.lines = lineSplitter{max: maxEventLine, handle: p.handle}
+	p := &codexEvents{called: map[string]bool{}}
+	p.eventStream = newEventStream(tr, workspace, tell, stall, p.handle)
 	return p
-}
-
-// Write implements io.Writer; it never fails.
-func (p *codexEvents) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.lines.write(b)
-	return len(b), nil
-}
-
-// transcriptErr is the first error writing the transcript.
-func (p *codexEvents) transcriptErr() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.trErr
-}
-
-func (p *codexEvents) write(e TranscriptEntry, sync bool) {
-	if err := p.tr.write(e, sync); err != nil && p.trErr == nil {
-		p.trErr = err
-	}
 }
 
 // handle applies one event line.

@@ -30,6 +30,48 @@ const programCaptureBytes = 1 << 20
 // forever) without any progress before they end the turn.
 const DefaultStallTimeout = 5 * time.Minute
 
+// eventStream is what the readers of Claude Code's and Codex's event
+// streams share: the lock proc's writes and the stall watch take, the line
+// splitter, the turn's transcript and its first write error, the
+// workspace (activity paths are shown relative to it), the activity
+// reporter and the stall watch. A reader embeds it and sets lines.handle.
+type eventStream struct {
+	mu        sync.Mutex
+	lines     lineSplitter
+	tr        *transcript
+	trErr     error
+	workspace string
+	act       activity
+	stall     *stallWatch
+}
+
+func newEventStream(tr *transcript, workspace string, tell func(string), stall *stallWatch, handle func([]byte, int)) eventStream {
+	return eventStream{tr: tr, workspace: workspace, act: activity{tell: tell}, stall: stall,
+		lines: lineSplitter{max: maxEventLine, handle: handle}}
+}
+
+// Write implements io.Writer; it never fails.
+func (s *eventStream) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lines.write(b)
+	return len(b), nil
+}
+
+// transcriptErr is the first error writing the transcript.
+func (s *eventStream) transcriptErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.trErr
+}
+
+// write appends e to the transcript, keeping the first error.
+func (s *eventStream) write(e TranscriptEntry, sync bool) {
+	if err := s.tr.write(e, sync); err != nil && s.trErr == nil {
+		s.trErr = err
+	}
+}
+
 // lineSplitter cuts a stream into lines as it is written to it and hands
 // each complete line (without its newline) to handle. A line longer than
 // max is skipped without being kept. It is not safe for concurrent use.
