@@ -1,8 +1,6 @@
 package gitx
 
 import (
-	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 )
@@ -51,13 +49,9 @@ func (s *scanner) walkHarness(dir string) error {
 	if err := s.ctx.Err(); err != nil {
 		return err
 	}
-	abs := filepath.Join(s.root, filepath.FromSlash(dir))
-	des, err := os.ReadDir(abs)
-	if err != nil {
-		if isNotExist(err) {
-			return nil
-		}
-		return fmt.Errorf("read folder %s: %w", abs, err)
+	abs, des, err := s.readFolder(dir)
+	if err != nil || des == nil {
+		return err
 	}
 	for _, d := range des {
 		rel := joinRel(dir, d.Name())
@@ -76,13 +70,9 @@ func (s *scanner) walkHarness(dir string) error {
 
 // walkTaskDir takes in the tracked regular files of one task folder.
 func (s *scanner) walkTaskDir(dir string) error {
-	abs := filepath.Join(s.root, filepath.FromSlash(dir))
-	des, err := os.ReadDir(abs)
-	if err != nil {
-		if isNotExist(err) {
-			return nil
-		}
-		return fmt.Errorf("read folder %s: %w", abs, err)
+	abs, des, err := s.readFolder(dir)
+	if err != nil || des == nil {
+		return err
 	}
 	for _, d := range des {
 		rel := joinRel(dir, d.Name())

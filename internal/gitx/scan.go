@@ -129,6 +129,20 @@ func (s *scanner) hasTrackedUnder(dir string) bool {
 	return i < len(s.names) && strings.HasPrefix(s.names[i], dir+"/")
 }
 
+// readFolder lists the folder dir (a repository path) and returns its
+// absolute path; a folder that is gone lists as nil, no error.
+func (s *scanner) readFolder(dir string) (string, []os.DirEntry, error) {
+	abs := filepath.Join(s.root, filepath.FromSlash(dir))
+	des, err := os.ReadDir(abs)
+	switch {
+	case err != nil && isNotExist(err):
+		return abs, nil, nil
+	case err != nil:
+		return abs, nil, fmt.Errorf("read folder %s: %w", abs, err)
+	}
+	return abs, des, nil
+}
+
 func joinRel(dir, name string) string {
 	if dir == "" {
 		return name
@@ -140,13 +154,9 @@ func (s *scanner) walk(dir string, comps []string, ps []gitignore.Pattern, ignor
 	if err := s.ctx.Err(); err != nil {
 		return err
 	}
-	abs := filepath.Join(s.root, filepath.FromSlash(dir))
-	des, err := os.ReadDir(abs)
-	if err != nil {
-		if isNotExist(err) {
-			return nil
-		}
-		return fmt.Errorf("read folder %s: %w", abs, err)
+	abs, des, err := s.readFolder(dir)
+	if err != nil || des == nil {
+		return err
 	}
 	for _, d := range des {
 		switch d.Name() {
