@@ -170,8 +170,25 @@ func (c *Controller) appendLedger(p *harness.PendingRecord, resumed bool) error 
 // finishRecord finishes the record of a turn that a runner which died left
 // pending, before anything else of this run changes state.
 func (c *Controller) finishRecord(ctx context.Context) error {
+	if c.recordComplete(ctx) {
+		return nil // the usual case: the record stays in state as committed
+	}
 	c.say("finishing the record of turn %d, which a crash interrupted", c.st.RecordPending.Iteration)
 	return c.writeRecord(context.WithoutCancel(ctx), true)
+}
+
+// recordComplete reports whether the pending record's entry is in the log
+// and its turn committed (or commits are off), so nothing is left to do.
+func (c *Controller) recordComplete(ctx context.Context) bool {
+	p := c.st.RecordPending
+	if ok, err := c.store.ProgressHasEntry(c.st.ID, p.Entry); err != nil || !ok {
+		return false
+	}
+	if c.opts.Committer == nil {
+		return true
+	}
+	done, err := c.opts.Committer.Committed(ctx, c.st.ID, p.Iteration)
+	return err == nil && done
 }
 
 // warnLeftOut names each file the turn's commit left out for its size, on
