@@ -138,7 +138,7 @@ func configRun(opts *ConfigOptions) error {
 	for _, f := range defs.Files {
 		out.Files = append(out.Files, f.Name)
 	}
-	out.Settings = settingsOf(fl, defs)
+	out.Settings = settingsOf(fl, defs, opts.Getenv)
 	lf := limitFlags{forNewTask: true}
 	if out.Limits, err = lf.limits(flagsLike(fl, defs, lf.register)); err != nil {
 		return defs.explain(err)

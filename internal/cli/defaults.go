@@ -273,8 +273,9 @@ type configSetting struct {
 }
 
 // settingsOf lists fl's settings (the keys of the defaults files) with
-// their values and sources, by key.
-func settingsOf(fl *pflag.FlagSet, d *startDefaults) []configSetting {
+// their values and sources, by key; a value an environment variable gives
+// is read from getenv (the flag keeps its default then).
+func settingsOf(fl *pflag.FlagSet, d *startDefaults, getenv func(string) string) []configSetting {
 	keys := settingKeys(fl)
 	var out []configSetting
 	for _, f := range sortedFlags(fl) {
@@ -291,6 +292,9 @@ func settingsOf(fl *pflag.FlagSet, d *startDefaults) []configSetting {
 			if v.([]string) == nil {
 				v = []string{}
 			}
+		}
+		if env := envSettings[f.Name]; env != "" && d.From[f.Name].Name == env {
+			v = getenv(env)
 		}
 		out = append(out, configSetting{Key: f.Name, Value: v, From: d.From[f.Name].String()})
 	}

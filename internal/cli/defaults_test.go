@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -227,5 +230,41 @@ func TestSettingKeysFollowStartFlags(t *testing.T) {
 	cmd.LocalNonPersistentFlags().VisitAll(func(*pflag.Flag) { n++ })
 	if n != len(keys)+1 { // --json
 		t.Errorf("%d flags, %d keys", n, len(keys))
+	}
+}
+
+// TestConfigShowsEnvironmentValues: a setting an environment variable
+// gives is listed with that variable's value, not the flag's empty default.
+func TestConfigShowsEnvironmentValues(t *testing.T) {
+	root := t.TempDir()
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", "")
+	store, err := harness.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"GRUB_MODEL": "env-model", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
+	var out bytes.Buffer
+	opts := &ConfigOptions{IO: &IOStreams{Out: &out, ErrOut: io.Discard}, Store: func() (*harness.Store, error) { return store, nil },
+		Getenv: func(k string) string { return env[k] }, LookPath: func(string) (string, error) { return "", errors.New("none") },
+		Landlock: func() (int, bool) { return 0, false }, JSON: true}
+	if err := configRun(opts); err != nil {
+		t.Fatal(err)
+	}
+	var got configOutput
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"model": "env-model", "base-url": "http://127.0.0.1:9/v1"}
+	for _, s := range got.Settings {
+		if w, ok := want[s.Key]; ok {
+			if s.Value != w || s.From != envSettings[s.Key] {
+				t.Errorf("setting %s = %v (%s), want %q (%s)", s.Key, s.Value, s.From, w, envSettings[s.Key])
+			}
+			delete(want, s.Key)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("settings missing: %v", want)
 	}
 }
