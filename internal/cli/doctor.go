@@ -44,6 +44,8 @@ func NewCmdDoctor(f *Factory, runF func(*DoctorOptions) error) *cobra.Command {
                 left "running" without a runner
   log           progress-log.md has one entry per turn state.json counts
   git           one commit per turn (unless the task runs with --no-commit)
+  git-programs  the hooks and program-running config keys of the repository:
+                grub never runs them, your git does (a warning, to look at)
 
 Each problem is printed with how to fix it. doctor exits 0 when every task
 checked is healthy (warnings allowed) and 1 when it found a problem.

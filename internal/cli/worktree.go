@@ -272,7 +272,7 @@ func sayWorktreeNext(w io.Writer, store *harness.Store, st *harness.State) {
 	}
 	fmt.Fprintf(w, "  git %slog --stat %s\n", c, q(here.Branch))
 	fmt.Fprintf(w, "  git %sdiff HEAD...%s\n", c, q(here.Branch))
-	fmt.Fprintf(w, "  git %smerge %s    (or look around first: git %sswitch %s)\n", c, q(here.Branch), c, q(here.Branch))
+	fmt.Fprintf(w, "  git %smerge %s    (or look around first: cd %s)\n", c, q(here.Branch), q(here.Root))
 	fmt.Fprintf(w, "  git %sworktree remove %s    (when you are done with it)\n", c, q(here.Root))
 	fmt.Fprintln(w, "grub never merges, pushes or deletes the branch or the work tree.")
 }
