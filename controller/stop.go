@@ -116,10 +116,21 @@ func firstStop(st *harness.State, rules []stopRule) (Stop, bool) {
 
 // brief is the first line of a message, cut to a length that fits a
 // status line; the whole message stays in lastError and the progress log.
+// A first line that only announces what follows ("…; end of its standard
+// error:") takes the next non-blank line along.
 func brief(msg string) string {
 	const max = 120
 	if i := strings.IndexByte(msg, '\n'); i >= 0 {
-		msg = msg[:i]
+		first, rest := msg[:i], msg[i+1:]
+		if strings.HasSuffix(first, ":") {
+			for _, l := range strings.Split(rest, "\n") {
+				if l = strings.TrimSpace(l); l != "" {
+					first += " " + l
+					break
+				}
+			}
+		}
+		msg = first
 	}
 	if r := []rune(msg); len(r) > max {
 		return string(r[:max-1]) + "…"

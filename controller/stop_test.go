@@ -92,6 +92,7 @@ func TestBrief(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"short", "short"},
 		{"first line\nsecond", "first line"},
+		{"exited with code 1; end of its standard error:\n\nboom\nmore", "exited with code 1; end of its standard error: boom"},
 		{long, long[:119] + "…"},
 	} {
 		if got := brief(c.in); got != c.want {
