@@ -126,3 +126,38 @@ func Encode(l *List) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
+
+// Valid reports whether l, as encoding/json encodes it (nil features and
+// steps as null, an empty verify left out), is certainly valid against the
+// feature-list schema, without encoding or parsing it: l as a JSON value
+// goes through schemas.PlainValidList. No means "check the encoded list
+// against the schema" (schemas.ValidateGo), which gives the error.
+func Valid(l *List) bool {
+	if l == nil {
+		return false
+	}
+	features := make([]any, len(l.Features))
+	for i, f := range l.Features {
+		var steps any // nil steps are null
+		if f.Steps != nil {
+			list := make([]any, len(f.Steps))
+			for j, s := range f.Steps {
+				list[j] = s
+			}
+			steps = list
+		}
+		m := map[string]any{"id": f.ID, "category": f.Category, "description": f.Description, "steps": steps, "passes": f.Passes, "evidence": nil}
+		if f.Verify != "" {
+			m["verify"] = f.Verify
+		}
+		if f.Evidence != nil {
+			m["evidence"] = *f.Evidence
+		}
+		features[i] = m
+	}
+	doc := map[string]any{"version": json.Number(strconv.Itoa(l.Version)), "goal": l.Goal, "features": features}
+	if l.Features == nil {
+		doc["features"] = nil
+	}
+	return schemas.PlainValidList(doc)
+}
