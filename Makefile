@@ -53,6 +53,7 @@ FUZZ_TARGETS = \
 	./prompts:FuzzNeutraliseAndFence \
 	./featurelist:FuzzParse \
 	./featurelist:FuzzCheckTurnBytes \
+	./featurelist:FuzzParseEdit \
 	./schemas:FuzzPlainValidList \
 	./harness:FuzzDecodeState \
 	./harness:FuzzReadControl \

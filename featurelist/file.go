@@ -66,25 +66,30 @@ func decode(v any) (*List, error) {
 	items, _ := doc["features"].([]any)
 	l.Features = make([]Feature, 0, len(items))
 	for _, it := range items {
-		m, _ := it.(map[string]any)
-		f := Feature{}
-		f.ID, _ = m["id"].(string)
-		f.Category, _ = m["category"].(string)
-		f.Description, _ = m["description"].(string)
-		steps, _ := m["steps"].([]any)
-		f.Steps = make([]string, 0, len(steps))
-		for _, s := range steps {
-			str, _ := s.(string)
-			f.Steps = append(f.Steps, str)
-		}
-		f.Verify, _ = m["verify"].(string)
-		f.Passes, _ = m["passes"].(bool)
-		if e, ok := m["evidence"].(string); ok {
-			f.Evidence = &e
-		}
-		l.Features = append(l.Features, f)
+		l.Features = append(l.Features, decodeFeature(it))
 	}
 	return l, nil
+}
+
+// decodeFeature is decode for one feature of the list.
+func decodeFeature(v any) Feature {
+	m, _ := v.(map[string]any)
+	f := Feature{}
+	f.ID, _ = m["id"].(string)
+	f.Category, _ = m["category"].(string)
+	f.Description, _ = m["description"].(string)
+	steps, _ := m["steps"].([]any)
+	f.Steps = make([]string, 0, len(steps))
+	for _, s := range steps {
+		str, _ := s.(string)
+		f.Steps = append(f.Steps, str)
+	}
+	f.Verify, _ = m["verify"].(string)
+	f.Passes, _ = m["passes"].(bool)
+	if e, ok := m["evidence"].(string); ok {
+		f.Evidence = &e
+	}
+	return f
 }
 
 // Marshal renders l as stable, indented JSON (two spaces, a trailing
