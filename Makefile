@@ -53,7 +53,6 @@ FUZZ_TARGETS = \
 	./prompts:FuzzNeutraliseAndFence \
 	./featurelist:FuzzParse \
 	./featurelist:FuzzCheckTurnBytes \
-	./featurelist:FuzzParseEdit \
 	./schemas:FuzzPlainValidList \
 	./harness:FuzzDecodeState \
 	./harness:FuzzReadControl \

@@ -88,17 +88,6 @@ func TestParseEditIsParse(t *testing.T) {
 	}
 }
 
-func FuzzParseEdit(f *testing.F) {
-	_, _, seeds := editSeeds(f)
-	for _, s := range seeds {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		before, old, _ := editSeeds(t)
-		checkEdit(t, before, old, data)
-	})
-}
-
 // TestParseEditRandomEdits mutates the seeds at random (a fixed seed):
 // whatever parseEdit answers, Parse must answer the same.
 func TestParseEditRandomEdits(t *testing.T) {
