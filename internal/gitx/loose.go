@@ -5,10 +5,18 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 )
+
+// fastZlib keeps zlib writers at best speed: a new one allocates its
+// compressor's tables, which cost more than compressing a small file.
+var fastZlib = sync.Pool{New: func() any {
+	w, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed)
+	return w
+}}
 
 // putLooseBlob writes size bytes of src as a loose blob object in the
 // object database of fs (the repository's git directory), compressed at
@@ -30,10 +38,9 @@ func putLooseBlob(fs billy.Filesystem, src io.Reader, size int64) (plumbing.Hash
 			_ = fs.Remove(tmp.Name())
 		}
 	}()
-	zw, err := zlib.NewWriterLevel(tmp, zlib.BestSpeed)
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
+	zw := fastZlib.Get().(*zlib.Writer)
+	defer fastZlib.Put(zw)
+	zw.Reset(tmp)
 	if _, err := fmt.Fprintf(zw, "%s %d\x00", plumbing.BlobObject, size); err != nil {
 		return plumbing.ZeroHash, err
 	}
