@@ -62,16 +62,20 @@ func Equal(a, b *List) bool {
 		return false
 	}
 	for i := range a.Features {
-		x, y := &a.Features[i], &b.Features[i]
-		if x.ID != y.ID || x.Category != y.Category || x.Description != y.Description || x.Verify != y.Verify ||
-			x.Passes != y.Passes || (x.Steps == nil) != (y.Steps == nil) || !slices.Equal(x.Steps, y.Steps) {
-			return false
-		}
-		if (x.Evidence == nil) != (y.Evidence == nil) || x.Evidence != nil && *x.Evidence != *y.Evidence {
+		if !SameFeature(&a.Features[i], &b.Features[i]) {
 			return false
 		}
 	}
 	return true
+}
+
+// SameFeature is Equal for one feature.
+func SameFeature(x, y *Feature) bool {
+	if x.ID != y.ID || x.Category != y.Category || x.Description != y.Description || x.Verify != y.Verify ||
+		x.Passes != y.Passes || (x.Steps == nil) != (y.Steps == nil) || !slices.Equal(x.Steps, y.Steps) {
+		return false
+	}
+	return (x.Evidence == nil) == (y.Evidence == nil) && (x.Evidence == nil || *x.Evidence == *y.Evidence)
 }
 
 // Clone is a copy of l that shares nothing l's fields can change.
@@ -87,4 +91,14 @@ func (l *List) Clone() List {
 		}
 	}
 	return c
+}
+
+// Clone is a copy of f that shares nothing f's fields can change.
+func (f Feature) Clone() Feature {
+	f.Steps = slices.Clone(f.Steps)
+	if f.Evidence != nil {
+		e := *f.Evidence
+		f.Evidence = &e
+	}
+	return f
 }

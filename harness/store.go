@@ -329,8 +329,9 @@ func spliceBaseline(data, base []byte) ([]byte, error) {
 // against the schema.
 var lastBaseline struct {
 	sync.Mutex
-	list featurelist.List
-	json []byte
+	list  featurelist.List
+	json  []byte
+	spans [][2]int // each feature's object in json (nil: not found)
 }
 
 // baselineJSON returns l as state.json holds it (indented one level), and
@@ -346,6 +347,9 @@ func baselineJSON(l *featurelist.List, rel string) ([]byte, error) {
 	defer lastBaseline.Unlock()
 	if lastBaseline.json != nil && featurelist.Equal(&lastBaseline.list, l) {
 		return lastBaseline.json, nil
+	}
+	if data, ok := respliceBaseline(l); ok {
+		return data, nil
 	}
 	if !featurelist.Valid(l) {
 		err := schemas.ValidateGo(schemas.FeatureList, rel, l)
@@ -365,7 +369,83 @@ func baselineJSON(l *featurelist.List, rel string) ([]byte, error) {
 		return nil, fmt.Errorf("encode state: %w", err)
 	}
 	lastBaseline.list, lastBaseline.json = l.Clone(), data
+	lastBaseline.spans = baselineSpans(data, len(l.Features))
 	return data, nil
+}
+
+// respliceBaseline encodes a baseline that differs from the last one in
+// one feature (a turn's flip) by encoding and checking that feature
+// alone and putting it in place of the old one's JSON. The caller holds
+// lastBaseline's lock.
+func respliceBaseline(l *featurelist.List) ([]byte, bool) {
+	last := &lastBaseline.list
+	if lastBaseline.spans == nil || l.Version != last.Version || l.Goal != last.Goal || len(l.Features) != len(last.Features) {
+		return nil, false
+	}
+	changed := -1
+	for i := range l.Features {
+		if !featurelist.SameFeature(&l.Features[i], &last.Features[i]) {
+			if changed >= 0 {
+				return nil, false
+			}
+			changed = i
+		}
+	}
+	if changed < 0 {
+		return nil, false
+	}
+	f := l.Features[changed]
+	if !featurelist.Valid(&featurelist.List{Version: l.Version, Goal: l.Goal, Features: []featurelist.Feature{f}}) {
+		return nil, false
+	}
+	enc, err := json.MarshalIndent(&f, baselineFeatureIndent, "  ")
+	if err != nil {
+		return nil, false
+	}
+	old, sp := lastBaseline.json, lastBaseline.spans[changed]
+	data := make([]byte, 0, len(old)-(sp[1]-sp[0])+len(enc))
+	data = append(append(append(data, old[:sp[0]]...), enc...), old[sp[1]:]...)
+	delta := len(enc) - (sp[1] - sp[0])
+	spans := slices.Clone(lastBaseline.spans)
+	spans[changed][1] += delta
+	for k := changed + 1; k < len(spans); k++ {
+		spans[k][0] += delta
+		spans[k][1] += delta
+	}
+	lastBaseline.list.Features[changed] = f.Clone()
+	lastBaseline.json, lastBaseline.spans = data, spans
+	return data, true
+}
+
+// baselineFeatureIndent is the indent of a feature's object lines in
+// state.json: the baseline is one level in, its features three.
+const baselineFeatureIndent = "      "
+
+// baselineSpans finds each feature's object in the baseline's JSON: it
+// starts a line indented baselineFeatureIndent with '{' and ends one with
+// '}' (raw newlines never occur inside JSON strings). nil when the count
+// is not n.
+func baselineSpans(data []byte, n int) [][2]int {
+	open, close := []byte("\n"+baselineFeatureIndent+"{"), []byte("\n"+baselineFeatureIndent+"}")
+	spans := make([][2]int, 0, n)
+	at := 0
+	for range n {
+		i := bytes.Index(data[at:], open)
+		if i < 0 {
+			return nil
+		}
+		start := at + i + len(open) - 1
+		j := bytes.Index(data[start:], close)
+		if j < 0 {
+			return nil
+		}
+		spans = append(spans, [2]int{start, start + j + len(close)})
+		at = start + j + len(close)
+	}
+	if bytes.Contains(data[at:], open) {
+		return nil
+	}
+	return spans
 }
 
 // SaveState validates st and writes it to state.json atomically. An invalid

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path"
 	"path/filepath"
@@ -695,5 +696,58 @@ func TestSaveStateSplicesTheBaseline(t *testing.T) {
 	bad.FeatureListBaseline.Features[0].Steps = nil // null in state.json: not a list the schema takes
 	if err := s.SaveState(bad); !strings.Contains(fmt.Sprint(err), "/featureListBaseline/features/0/steps") {
 		t.Fatalf("SaveState of nil steps after a save with steps = %v, want the schema's error", err)
+	}
+}
+
+// TestSaveStateBaselineRandomEdits saves a baseline edited at random, one
+// or two features at a time, and checks every state.json against
+// json.MarshalIndent and every refusal against the schema.
+func TestSaveStateBaselineRandomEdits(t *testing.T) {
+	s := newStore(t)
+	st := fullState()
+	if err := os.MkdirAll(s.Dir(st.ID), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for len(st.FeatureListBaseline.Features) < 6 {
+		f := st.FeatureListBaseline.Features[0].Clone()
+		f.ID = fmt.Sprintf("f-%d", len(st.FeatureListBaseline.Features))
+		st.FeatureListBaseline.Features = append(st.FeatureListBaseline.Features, f)
+	}
+	texts := []string{"x", "<b> & \"q\"", "é\u2028", "", "multi\nline", "Bad Id"}
+	r := rand.New(rand.NewPCG(3, 4))
+	for n := range 300 {
+		for range 1 + r.IntN(2) {
+			f := &st.FeatureListBaseline.Features[r.IntN(len(st.FeatureListBaseline.Features))]
+			switch txt := texts[r.IntN(len(texts))]; r.IntN(5) {
+			case 0:
+				f.Passes = !f.Passes
+			case 1:
+				f.Evidence = &txt
+			case 2:
+				f.Evidence = nil
+			case 3:
+				f.Description = txt
+			default:
+				f.Steps = append([]string(nil), txt)
+			}
+		}
+		want, _ := json.MarshalIndent(st, "", "  ")
+		want = append(want, '\n')
+		valid := schemas.Validate(schemas.State, "state.json", want) == nil
+		err := s.SaveState(st)
+		if (err == nil) != valid {
+			t.Fatalf("save %d: SaveState = %v, the schema says valid=%v", n, err, valid)
+		}
+		if err != nil {
+			// Put the list right again, as a controller would never save it.
+			for i := range st.FeatureListBaseline.Features {
+				f := &st.FeatureListBaseline.Features[i]
+				f.ID, f.Description, f.Steps = fmt.Sprintf("f-%d", i), "d", []string{"s"}
+			}
+			continue
+		}
+		if got, _ := s.StateBytes(st.ID); !bytes.Equal(got, want) {
+			t.Fatalf("save %d: state.json is not json.MarshalIndent's bytes", n)
+		}
 	}
 }
