@@ -53,6 +53,7 @@ FUZZ_TARGETS = \
 	./prompts:FuzzNeutraliseAndFence \
 	./featurelist:FuzzParse \
 	./featurelist:FuzzCheckTurnBytes \
+	./schemas:FuzzPlainValidList \
 	./harness:FuzzDecodeState \
 	./harness:FuzzReadControl \
 	./agent/backend:FuzzParseUsageLines \

@@ -435,10 +435,7 @@ func (c *Controller) account() time.Time {
 func (c *Controller) persist() error {
 	now := c.account()
 	c.st.UpdatedAt = now.UTC()
-	if err := c.store.SaveState(c.st); err != nil {
-		return err
-	}
-	b, err := c.store.StateBytes(c.st.ID)
+	b, err := c.store.WriteState(c.st)
 	if err != nil {
 		return err
 	}

@@ -509,17 +509,11 @@ func (c *Controller) reconcileFeatureList(ctx context.Context) error {
 		c.appendLog(logEntry{decision: loopstate.Reconciled, summary: "feature-list.json differed from the accepted list when the run started", failure: strings.Join(out.failures, "; ")})
 		return nil
 	}
-	if list != nil && !sameList(list, c.st.FeatureListBaseline) {
+	if list != nil && !featurelist.Equal(list, c.st.FeatureListBaseline) {
 		c.say("feature-list.json differed from the accepted list; the change is legal and verified, so it is kept")
 		c.st.FeatureListBaseline = list
 	}
 	return nil
-}
-
-func sameList(a, b *featurelist.List) bool {
-	x, errA := featurelist.Marshal(a)
-	y, errB := featurelist.Marshal(b)
-	return errA == nil && errB == nil && string(x) == string(y)
 }
 
 // settle updates the counters from a refereed turn.

@@ -354,6 +354,7 @@ func sameContent(b, a Feature) bool {
 // The error return is only for the machinery failing: a nil before list or
 // a schema that cannot be loaded. Violations are nil when the edit is legal.
 func CheckTurnBytes(file string, before *List, afterData []byte) (Change, []Violation, error) {
+	var err error
 	if before == nil {
 		return Change{}, nil, errors.New("featurelist: CheckTurnBytes needs the list from before the turn")
 	}
@@ -362,7 +363,10 @@ func CheckTurnBytes(file string, before *List, afterData []byte) (Change, []Viol
 			Message: fmt.Sprintf("%s was deleted or emptied; it must keep every feature, changing only `passes` and `evidence`", file),
 		}}, nil
 	}
-	after, err := Parse(file, afterData)
+	after, ok := parseEdit(before, afterData)
+	if !ok {
+		after, err = parseAndRemember(file, afterData)
+	}
 	if err != nil {
 		var se *schemas.Error
 		if !errors.As(err, &se) {

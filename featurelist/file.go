@@ -66,25 +66,30 @@ func decode(v any) (*List, error) {
 	items, _ := doc["features"].([]any)
 	l.Features = make([]Feature, 0, len(items))
 	for _, it := range items {
-		m, _ := it.(map[string]any)
-		f := Feature{}
-		f.ID, _ = m["id"].(string)
-		f.Category, _ = m["category"].(string)
-		f.Description, _ = m["description"].(string)
-		steps, _ := m["steps"].([]any)
-		f.Steps = make([]string, 0, len(steps))
-		for _, s := range steps {
-			str, _ := s.(string)
-			f.Steps = append(f.Steps, str)
-		}
-		f.Verify, _ = m["verify"].(string)
-		f.Passes, _ = m["passes"].(bool)
-		if e, ok := m["evidence"].(string); ok {
-			f.Evidence = &e
-		}
-		l.Features = append(l.Features, f)
+		l.Features = append(l.Features, decodeFeature(it))
 	}
 	return l, nil
+}
+
+// decodeFeature is decode for one feature of the list.
+func decodeFeature(v any) Feature {
+	m, _ := v.(map[string]any)
+	f := Feature{}
+	f.ID, _ = m["id"].(string)
+	f.Category, _ = m["category"].(string)
+	f.Description, _ = m["description"].(string)
+	steps, _ := m["steps"].([]any)
+	f.Steps = make([]string, 0, len(steps))
+	for _, s := range steps {
+		str, _ := s.(string)
+		f.Steps = append(f.Steps, str)
+	}
+	f.Verify, _ = m["verify"].(string)
+	f.Passes, _ = m["passes"].(bool)
+	if e, ok := m["evidence"].(string); ok {
+		f.Evidence = &e
+	}
+	return f
 }
 
 // Marshal renders l as stable, indented JSON (two spaces, a trailing
@@ -125,4 +130,39 @@ func Encode(l *List) ([]byte, error) {
 		return nil, fmt.Errorf("featurelist: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// Valid reports whether l, as encoding/json encodes it (nil features and
+// steps as null, an empty verify left out), is certainly valid against the
+// feature-list schema, without encoding or parsing it: l as a JSON value
+// goes through schemas.PlainValidList. No means "check the encoded list
+// against the schema" (schemas.ValidateGo), which gives the error.
+func Valid(l *List) bool {
+	if l == nil {
+		return false
+	}
+	features := make([]any, len(l.Features))
+	for i, f := range l.Features {
+		var steps any // nil steps are null
+		if f.Steps != nil {
+			list := make([]any, len(f.Steps))
+			for j, s := range f.Steps {
+				list[j] = s
+			}
+			steps = list
+		}
+		m := map[string]any{"id": f.ID, "category": f.Category, "description": f.Description, "steps": steps, "passes": f.Passes, "evidence": nil}
+		if f.Verify != "" {
+			m["verify"] = f.Verify
+		}
+		if f.Evidence != nil {
+			m["evidence"] = *f.Evidence
+		}
+		features[i] = m
+	}
+	doc := map[string]any{"version": json.Number(strconv.Itoa(l.Version)), "goal": l.Goal, "features": features}
+	if l.Features == nil {
+		doc["features"] = nil
+	}
+	return schemas.PlainValidList(doc)
 }

@@ -1,5 +1,7 @@
 package featurelist
 
+import "slices"
+
 // List is the content of feature-list.json.
 type List struct {
 	Version  int       `json:"version"`
@@ -47,4 +49,56 @@ func (l *List) Find(id string) *Feature {
 		}
 	}
 	return nil
+}
+
+// Equal reports whether a and b are the same list, field by field, with
+// no encoding: nil and empty steps differ, as they do in encoding/json's
+// output.
+func Equal(a, b *List) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	if a.Version != b.Version || a.Goal != b.Goal || len(a.Features) != len(b.Features) {
+		return false
+	}
+	for i := range a.Features {
+		if !SameFeature(&a.Features[i], &b.Features[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// SameFeature is Equal for one feature.
+func SameFeature(x, y *Feature) bool {
+	if x.ID != y.ID || x.Category != y.Category || x.Description != y.Description || x.Verify != y.Verify ||
+		x.Passes != y.Passes || (x.Steps == nil) != (y.Steps == nil) || !slices.Equal(x.Steps, y.Steps) {
+		return false
+	}
+	return (x.Evidence == nil) == (y.Evidence == nil) && (x.Evidence == nil || *x.Evidence == *y.Evidence)
+}
+
+// Clone is a copy of l that shares nothing l's fields can change.
+func (l *List) Clone() List {
+	c := *l
+	c.Features = slices.Clone(l.Features)
+	for i := range c.Features {
+		f := &c.Features[i]
+		f.Steps = slices.Clone(f.Steps)
+		if f.Evidence != nil {
+			e := *f.Evidence
+			f.Evidence = &e
+		}
+	}
+	return c
+}
+
+// Clone is a copy of f that shares nothing f's fields can change.
+func (f Feature) Clone() Feature {
+	f.Steps = slices.Clone(f.Steps)
+	if f.Evidence != nil {
+		e := *f.Evidence
+		f.Evidence = &e
+	}
+	return f
 }

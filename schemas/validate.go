@@ -43,60 +43,69 @@ var files embed.FS
 const baseURL = "https://grub.dev/schemas/"
 
 var (
-	compileOnce sync.Once
-	compiled    map[string]*jsonschema.Schema
-	compileErr  error
+	loadOnce sync.Once
+	compiler *jsonschema.Compiler // every schema added, each compiled when first used
+	loadErr  error
+
+	compileMu sync.Mutex
+	compiled  = map[string]*jsonschema.Schema{}
 )
 
-func compileAll() {
+// load adds every embedded schema to one compiler. Schemas are compiled
+// when first used (schema), so that a command pays only for the few it
+// checks: compiling all of them is most of what a short grub command costs.
+func load() {
 	c := jsonschema.NewCompiler()
 	c.Draft = jsonschema.Draft2020
 	c.AssertFormat = true
 	entries, err := files.ReadDir(".")
 	if err != nil {
-		compileErr = err
+		loadErr = err
 		return
 	}
 	for _, e := range entries {
 		data, err := files.ReadFile(e.Name())
 		if err != nil {
-			compileErr = err
+			loadErr = err
 			return
 		}
 		if err := c.AddResource(baseURL+e.Name(), bytes.NewReader(data)); err != nil {
-			compileErr = fmt.Errorf("schema %s: %w", e.Name(), err)
+			loadErr = fmt.Errorf("schema %s: %w", e.Name(), err)
 			return
 		}
 	}
-	compiled = make(map[string]*jsonschema.Schema, len(entries))
-	for _, e := range entries {
-		s, err := c.Compile(baseURL + e.Name())
-		if err != nil {
-			compileErr = fmt.Errorf("schema %s: %w", e.Name(), err)
-			return
-		}
-		compiled[e.Name()] = s
-	}
+	compiler = c
 }
 
 func schema(name string) (*jsonschema.Schema, error) {
-	compileOnce.Do(compileAll)
-	if compileErr != nil {
-		return nil, compileErr
+	loadOnce.Do(load)
+	if loadErr != nil {
+		return nil, loadErr
 	}
-	s, ok := compiled[name]
-	if !ok {
+	compileMu.Lock()
+	defer compileMu.Unlock()
+	if s, ok := compiled[name]; ok {
+		return s, nil
+	}
+	if _, err := files.ReadFile(name); err != nil {
 		return nil, fmt.Errorf("schemas: no schema named %q", name)
 	}
+	s, err := compiler.Compile(baseURL + name)
+	if err != nil {
+		return nil, fmt.Errorf("schema %s: %w", name, err)
+	}
+	compiled[name] = s
 	return s, nil
 }
 
-// Names lists the embedded schema files.
+// Names lists the embedded schema files that compile.
 func Names() []string {
-	compileOnce.Do(compileAll)
-	names := make([]string, 0, len(compiled))
-	for n := range compiled {
-		names = append(names, n)
+	entries, _ := files.ReadDir(".")
+	var names []string
+	for _, e := range entries {
+		if _, err := schema(e.Name()); err == nil {
+			names = append(names, e.Name())
+		}
 	}
 	sort.Strings(names)
 	return names
@@ -175,8 +184,9 @@ func Decode(name, file string, data []byte) (any, error) {
 
 // ValidateValue checks an already decoded JSON value (as produced by
 // encoding/json with UseNumber, or plain float64 numbers). A feature
-// list found valid before in this process, alone or as a state's
-// baseline, is not checked again (memo.go).
+// list, alone or as a state's baseline, that PlainValidList finds valid
+// or that was found valid before in this process (memo.go) is not
+// checked against the schema again.
 func ValidateValue(name, file string, doc any) error {
 	s, err := schema(name)
 	if err != nil {
@@ -185,6 +195,9 @@ func ValidateValue(name, file string, doc any) error {
 	var list *digest // the feature list in doc, to remember once doc passes
 	switch name {
 	case FeatureList:
+		if PlainValidList(doc) {
+			return nil
+		}
 		d := digestOf(doc)
 		if knownValidList(d) {
 			return nil
@@ -192,6 +205,10 @@ func ValidateValue(name, file string, doc any) error {
 		list = &d
 	case State:
 		if m, ok := doc.(map[string]any); ok && m[baselineKey] != nil {
+			if PlainValidList(m[baselineKey]) {
+				doc = withoutBaseline(m)
+				break
+			}
 			d := digestOf(m[baselineKey])
 			if knownValidList(d) {
 				doc = withoutBaseline(m)

@@ -371,22 +371,11 @@ func (s *scanner) putBlob(abs string, r fileResult) error {
 	if info, err := f.Stat(); err != nil || info.Size() != size {
 		return changedError(abs)
 	}
-	w, header, err := s.store.LazyWriter()
+	h, err := putLooseBlob(s.store.Filesystem(), f, size)
 	if err != nil {
 		return fmt.Errorf("store %s in the object database: %w", abs, err)
 	}
-	if err := header(plumbing.BlobObject, size); err != nil {
-		w.Close()
-		return fmt.Errorf("store %s in the object database: %w", abs, err)
-	}
-	if _, err := io.CopyN(w, f, size); err != nil {
-		w.Close()
-		return fmt.Errorf("store %s in the object database: %w", abs, err)
-	}
-	if err := w.Close(); err != nil {
-		return fmt.Errorf("store %s in the object database: %w", abs, err)
-	}
-	if hw, ok := w.(interface{ Hash() plumbing.Hash }); ok && hw.Hash() != r.e.Hash {
+	if h != r.e.Hash {
 		return changedError(abs)
 	}
 	return nil
