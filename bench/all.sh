@@ -71,16 +71,29 @@ else
 fi
 
 # 2. a turn: grub's own work (Go benchmark) against a shell loop.
-out=$(go test -run '^$' -bench 'BenchmarkTurn' -benchtime "${TURNS}x" ./internal/cli)
+# Each side is measured TRIES times (default 3) and the best kept: a
+# turn's time is dominated by fsync and the disk is shared.
+TRIES=${TRIES:-3}
+out=$(go test -run '^$' -bench 'BenchmarkTurn' -benchtime "${TURNS}x" -count "$TRIES" ./internal/cli)
 printf '%s\n\n' "$out"
 metric() { # metric SIZE UNIT
-	printf '%s\n' "$out" | awk -v size="features=$1-" -v unit="$2" \
-		'index($1, size) { for (i = 3; i < NF; i++) if ($(i + 1) == unit) printf "%.1f", $i }'
+	printf '%s\n' "$out" | awk -v size="features=$1-" -v unit="$2" '
+		index($1, size) { for (i = 3; i < NF; i++) if ($(i + 1) == unit && (best == "" || $i + 0 < best + 0)) best = $i }
+		END { if (best != "") printf "%.1f", best }'
 }
 # loop SIZE: ms per turn of init.sh + verify + git add -A && git commit,
 # the fake agent's work (a marker file and the flip) done untimed.
 loop() {
-	d=$tmp/loop$1
+	b=
+	for k in $(seq "$TRIES"); do
+		t=$(loop1 "$1" "$k")
+		if [ -z "$b" ] || awk -v t="$t" -v b="$b" 'BEGIN { exit !(t < b) }'; then b=$t; fi
+	done
+	printf '%s' "$b"
+}
+# loop1 SIZE K: one measured loop of TURNS turns in a fresh fixture.
+loop1() {
+	d=$tmp/loop$1-$2
 	lid=$("$tmp/mkfixture" -features "$1" -passing $(($1 / 2)) "$d")
 	repo "$d"
 	total=0
