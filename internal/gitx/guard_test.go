@@ -224,21 +224,21 @@ func listTree(t *testing.T, dir string) string {
 func TestGuardIncludedFiles(t *testing.T) {
 	t.Parallel()
 	dir, r, run := guardRepo(t)
-	writeMode(t, filepath.Join(dir, "shared.cfg"), "[user]\n\tname = Ada\n[include]\n\tpath = nested.cfg\n", 0o644)
+	writeMode(t, filepath.Join(dir, "common.cfg"), "[user]\n\tname = Ada\n[include]\n\tpath = nested.cfg\n", 0o644)
 	writeMode(t, filepath.Join(dir, "nested.cfg"), "[color]\n\tui = auto\n", 0o644)
 	writeMode(t, filepath.Join(dir, ".githooks/pre-commit"), "#!/bin/sh\nexit 0\n", 0o755)
-	run(dir, "config", "include.path", "../shared.cfg")
+	run(dir, "config", "include.path", "../common.cfg")
 	run(dir, "config", "core.hooksPath", ".githooks")
 	wantConfig := rawGit(t, dir, "config", "--list", "--show-origin")
 	s := record(t, r)
 
-	writeMode(t, filepath.Join(dir, "shared.cfg"), "[user]\n\tname = Ada\n[include]\n\tpath = nested.cfg\n[core]\n\tfsmonitor = touch PLANTED\n", 0o644)
+	writeMode(t, filepath.Join(dir, "common.cfg"), "[user]\n\tname = Ada\n[include]\n\tpath = nested.cfg\n[core]\n\tfsmonitor = touch PLANTED\n", 0o644)
 	writeMode(t, filepath.Join(dir, "nested.cfg"), "[color]\n\tui = auto\n[alias]\n\tst = !touch PLANTED\n", 0o644)
 	writeMode(t, filepath.Join(dir, ".githooks/pre-commit"), plantedHook, 0o755)
 	writeMode(t, filepath.Join(dir, ".githooks/post-checkout"), plantedHook, 0o755)
 	changes := mustCheck(t, s)
 	want := []string{
-		`shared.cfg: core.fsmonitor was set to "touch PLANTED"`,
+		`common.cfg: core.fsmonitor was set to "touch PLANTED"`,
 		`nested.cfg: alias.st was added: "!touch PLANTED"`,
 		".githooks/post-checkout was added (executable)",
 		".githooks/pre-commit was changed",
