@@ -157,7 +157,7 @@ func (s *Store) LoadFeatureListAs(id string, accepted *featurelist.List) (*featu
 	if err != nil {
 		return s.LoadFeatureList(id) // the same error, worded as LoadFeatureList does
 	}
-	if want, err := featurelist.Encode(accepted); err == nil && bytes.Equal(data, want) {
+	if want, err := acceptedEncoder.Marshal(accepted); err == nil && bytes.Equal(data, want) {
 		return accepted, data, nil
 	}
 	l, err := featurelist.Parse(s.Rel(s.Path(id, FileFeatureList)), data)
@@ -346,7 +346,8 @@ func ChecklistItems(l *featurelist.List) []templates.ChecklistItem {
 }
 
 // WriteChecklist renders feature-checklist.md from l (nil: not planned yet)
-// and writes it atomically.
+// and writes it atomically, without fsync: a checklist lost by a crash of
+// the machine is rendered again by the next record (and grub doctor).
 func (s *Store) WriteChecklist(id, goal string, l *featurelist.List) error {
 	if !ValidID(id) {
 		return s.notFound(id)
@@ -355,7 +356,7 @@ func (s *Store) WriteChecklist(id, goal string, l *featurelist.List) error {
 	if err != nil {
 		return err
 	}
-	return s.writeOwnFile(id, FileChecklist, []byte(text), 0o644)
+	return s.writeDerivedFile(id, FileChecklist, []byte(text), 0o644)
 }
 
 // SteerEntry is the progress-log entry of guidance the user queued for the

@@ -63,6 +63,17 @@ func (s *Store) checkTaskDirs(id string) error {
 // after checking the task folders and removing whatever non-regular file
 // is in its place. The file gets mode perm.
 func (s *Store) writeOwnFile(id, name string, data []byte, perm os.FileMode) error {
+	return s.writeOwn(id, name, data, perm, atomicfile.WriteFile)
+}
+
+// writeDerivedFile is writeOwnFile without fsyncs
+// (atomicfile.WriteFileUnsynced), for a file grub renders again from
+// others when it is lost: the checklist.
+func (s *Store) writeDerivedFile(id, name string, data []byte, perm os.FileMode) error {
+	return s.writeOwn(id, name, data, perm, atomicfile.WriteFileUnsynced)
+}
+
+func (s *Store) writeOwn(id, name string, data []byte, perm os.FileMode, write func(string, []byte, os.FileMode) error) error {
 	if err := s.checkTaskDirs(id); err != nil {
 		return err
 	}
@@ -70,7 +81,7 @@ func (s *Store) writeOwnFile(id, name string, data []byte, perm os.FileMode) err
 	if _, err := removeNonRegular(path, perm); err != nil {
 		return fmt.Errorf("remove %s to write it: %w", s.Rel(path), err)
 	}
-	return atomicfile.WriteFile(path, data, perm)
+	return write(path, data, perm)
 }
 
 // openOwnFile opens path (a file in a checked task folder) without

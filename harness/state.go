@@ -78,13 +78,20 @@ type State struct {
 	// Hooks are the user's commands run after each turn and when the task
 	// stops; absent (zero) in files written before them.
 	Hooks Hooks `json:"hooks,omitzero"`
-	// FeatureListBaseline is the last feature list the controller accepted.
-	FeatureListBaseline *featurelist.List `json:"featureListBaseline"`
-	LastDecision        *Decision         `json:"lastDecision"`
-	LastError           string            `json:"lastError,omitempty"`
-	StopReason          string            `json:"stopReason,omitempty"`
-	LastInit            *Check            `json:"lastInit"`
-	Pending             Pending           `json:"pending"`
+	// FeatureListBaseline is the last feature list the controller
+	// accepted. It is kept in accepted-list.json, named in state.json by
+	// AcceptedListSHA256 (see accepted.go); state files written before
+	// that hold it here, and are read as they are.
+	FeatureListBaseline *featurelist.List `json:"featureListBaseline,omitempty"`
+	// AcceptedListSHA256 is the SHA-256 of accepted-list.json's bytes
+	// (featurelist.Marshal of FeatureListBaseline); empty when no list is
+	// accepted yet.
+	AcceptedListSHA256 string    `json:"acceptedListSHA256,omitempty"`
+	LastDecision       *Decision `json:"lastDecision"`
+	LastError          string    `json:"lastError,omitempty"`
+	StopReason         string    `json:"stopReason,omitempty"`
+	LastInit           *Check    `json:"lastInit"`
+	Pending            Pending   `json:"pending"`
 }
 
 // Limits are the budgets and caps of a task. Durations are whole seconds.

@@ -30,8 +30,12 @@ const (
 	FileControl     = "control.json"
 	FileControlLock = "control.lock"
 	FileLock        = "lock"
-	DirTurns        = "turns"
-	DirSpill        = "spill"
+	// FileAcceptedList holds the accepted feature list (see accepted.go);
+	// fileAcceptedNext is its next version while state.json is written.
+	FileAcceptedList = "accepted-list.json"
+	fileAcceptedNext = "accepted-list.next.json"
+	DirTurns         = "turns"
+	DirSpill         = "spill"
 )
 
 // GrubDirName is the folder under the workspace root that holds the tasks.
@@ -181,7 +185,7 @@ func (s *Store) Create(st *State) error {
 			}
 			st.ID = id
 		}
-		data, err := s.marshalState(st)
+		data, accepted, err := s.marshalState(st)
 		if err != nil {
 			return err
 		}
@@ -208,13 +212,13 @@ func (s *Store) Create(st *State) error {
 		if err != nil {
 			return fmt.Errorf("create task: %w", err)
 		}
-		return s.writeNewTask(st, data)
+		return s.writeNewTask(st, data, accepted)
 	}
 }
 
 // writeNewTask writes the starting files into a fresh task folder;
 // state.json comes last, so a folder without it is not (yet) a task.
-func (s *Store) writeNewTask(st *State, stateData []byte) error {
+func (s *Store) writeNewTask(st *State, stateData, accepted []byte) error {
 	checklist, err := templates.RenderChecklist(st.Goal, nil)
 	if err != nil {
 		return err
@@ -228,6 +232,14 @@ func (s *Store) writeNewTask(st *State, stateData []byte) error {
 		{FileProgressLog, templates.ProgressLogHeader(st.ID, st.Goal), 0o644},
 		{FileChecklist, checklist, 0o644},
 		{FileState, string(stateData), 0o644},
+	}
+	if accepted != nil { // a task made with its list accepted (benchmark fixtures)
+		files[len(files)-1].name, files[len(files)-1].data = FileAcceptedList, string(accepted)
+		files = append(files, struct {
+			name string
+			data string
+			perm os.FileMode
+		}{FileState, string(stateData), 0o644})
 	}
 	for _, f := range files {
 		if err := atomicfile.WriteFile(s.Path(st.ID, f.name), []byte(f.data), f.perm); err != nil {

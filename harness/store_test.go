@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path"
 	"path/filepath"
@@ -645,109 +643,5 @@ func TestDecisionJSON(t *testing.T) {
 	got, _ = json.Marshal(NewDecision(loopstate.Unknown, "u"))
 	if want := `{"status":"unknown","summary":"u"}`; string(got) != want {
 		t.Errorf("got  %s\nwant %s", got, want)
-	}
-}
-
-// TestSaveStateSplicesTheBaseline checks that state.json holds exactly
-// json.MarshalIndent's bytes although the baseline is encoded once and
-// spliced in, that a baseline changed in place (SetGoal does) is encoded
-// again, and that an invalid one is still refused with its pointer.
-func TestSaveStateSplicesTheBaseline(t *testing.T) {
-	s := newStore(t)
-	st := fullState()
-	st.Goal = `goal with <html> & "quotes" and é`
-	st.FeatureListBaseline.Goal = st.Goal
-	if err := os.MkdirAll(s.Dir(st.ID), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	check := func(what string) {
-		t.Helper()
-		if err := s.SaveState(st); err != nil {
-			t.Fatalf("%s: SaveState: %v", what, err)
-		}
-		got, _ := s.StateBytes(st.ID)
-		want, _ := json.MarshalIndent(st, "", "  ")
-		if want = append(want, '\n'); !bytes.Equal(got, want) {
-			t.Fatalf("%s: state.json is not json.MarshalIndent's bytes:\n%s\nwant\n%s", what, got, want)
-		}
-	}
-	check("first save")
-	check("same baseline")
-	st.FeatureListBaseline.Goal = "a new goal </x>"
-	check("goal changed in place")
-	st.FeatureListBaseline.Features[0].Passes = !st.FeatureListBaseline.Features[0].Passes
-	check("flip in place")
-	ev := "seen <ok>"
-	st.FeatureListBaseline.Features[0].Evidence = &ev
-	check("evidence in place")
-	st.FeatureListBaseline = nil
-	check("no baseline")
-
-	bad := fullState()
-	bad.FeatureListBaseline.Features[0].ID = "Bad Id"
-	err := s.SaveState(bad)
-	if !strings.Contains(fmt.Sprint(err), "state.json at /featureListBaseline/features/0/id") {
-		t.Fatalf("SaveState of a bad baseline = %v, want its pointer", err)
-	}
-	bad = fullState()
-	if err := s.SaveState(bad); err != nil {
-		t.Fatal(err)
-	}
-	bad.FeatureListBaseline.Features[0].Steps = nil // null in state.json: not a list the schema takes
-	if err := s.SaveState(bad); !strings.Contains(fmt.Sprint(err), "/featureListBaseline/features/0/steps") {
-		t.Fatalf("SaveState of nil steps after a save with steps = %v, want the schema's error", err)
-	}
-}
-
-// TestSaveStateBaselineRandomEdits saves a baseline edited at random, one
-// or two features at a time, and checks every state.json against
-// json.MarshalIndent and every refusal against the schema.
-func TestSaveStateBaselineRandomEdits(t *testing.T) {
-	s := newStore(t)
-	st := fullState()
-	if err := os.MkdirAll(s.Dir(st.ID), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for len(st.FeatureListBaseline.Features) < 6 {
-		f := st.FeatureListBaseline.Features[0].Clone()
-		f.ID = fmt.Sprintf("f-%d", len(st.FeatureListBaseline.Features))
-		st.FeatureListBaseline.Features = append(st.FeatureListBaseline.Features, f)
-	}
-	texts := []string{"x", "<b> & \"q\"", "é\u2028", "", "multi\nline", "Bad Id"}
-	r := rand.New(rand.NewPCG(3, 4))
-	for n := range 300 {
-		for range 1 + r.IntN(2) {
-			f := &st.FeatureListBaseline.Features[r.IntN(len(st.FeatureListBaseline.Features))]
-			switch txt := texts[r.IntN(len(texts))]; r.IntN(5) {
-			case 0:
-				f.Passes = !f.Passes
-			case 1:
-				f.Evidence = &txt
-			case 2:
-				f.Evidence = nil
-			case 3:
-				f.Description = txt
-			default:
-				f.Steps = append([]string(nil), txt)
-			}
-		}
-		want, _ := json.MarshalIndent(st, "", "  ")
-		want = append(want, '\n')
-		valid := schemas.Validate(schemas.State, "state.json", want) == nil
-		err := s.SaveState(st)
-		if (err == nil) != valid {
-			t.Fatalf("save %d: SaveState = %v, the schema says valid=%v", n, err, valid)
-		}
-		if err != nil {
-			// Put the list right again, as a controller would never save it.
-			for i := range st.FeatureListBaseline.Features {
-				f := &st.FeatureListBaseline.Features[i]
-				f.ID, f.Description, f.Steps = fmt.Sprintf("f-%d", i), "d", []string{"s"}
-			}
-			continue
-		}
-		if got, _ := s.StateBytes(st.ID); !bytes.Equal(got, want) {
-			t.Fatalf("save %d: state.json is not json.MarshalIndent's bytes", n)
-		}
 	}
 }

@@ -26,7 +26,9 @@ func (s *Store) WritePrompt(id string, iteration int, text string) (string, erro
 			return "", fmt.Errorf("remove %s: %w", s.Rel(p), err)
 		}
 	}
-	if err := atomicfile.WriteFile(path, []byte(text), 0o644); err != nil {
+	// Not synced: a prompt lost by a crash of the machine is written
+	// again when the turn runs again.
+	if err := atomicfile.WriteFileUnsynced(path, []byte(text), 0o644); err != nil {
 		return "", err
 	}
 	return path, nil
@@ -52,11 +54,13 @@ func (s *Store) turnFile(id string, iteration int, ext string) string {
 // returns a new map on each call.
 func ProtectedFiles() map[string]string {
 	return map[string]string{
-		FileState:       FileState + " is written only by grub; the state you need is in your turn prompt",
-		FileTurnLedger:  FileTurnLedger + " is grub's record of the turns, written only by grub",
-		FileLock:        FileLock + " is the runner lock of grub and is off limits to the agent",
-		FileControl:     FileControl + " is the control queue of grub and is off limits to the agent",
-		FileControlLock: FileControlLock + " guards the control queue of grub and is off limits to the agent",
+		FileState:        FileState + " is written only by grub; the state you need is in your turn prompt",
+		FileTurnLedger:   FileTurnLedger + " is grub's record of the turns, written only by grub",
+		FileAcceptedList: FileAcceptedList + " is grub's copy of the last feature list it accepted, written only by grub; edit " + FileFeatureList,
+		fileAcceptedNext: fileAcceptedNext + " is written only by grub; edit " + FileFeatureList,
+		FileLock:         FileLock + " is the runner lock of grub and is off limits to the agent",
+		FileControl:      FileControl + " is the control queue of grub and is off limits to the agent",
+		FileControlLock:  FileControlLock + " guards the control queue of grub and is off limits to the agent",
 	}
 }
 

@@ -10,14 +10,14 @@ import (
 	"sync/atomic"
 )
 
-// A task's feature list is in two documents: feature-list.json, and the
-// accepted copy in state.json (featureListBaseline); most of the time
-// they hold the same list. Checking 2,000 features against the schema
-// is most of what grub status and every state save cost, so the
-// validator remembers, by a digest of the decoded value, the feature
+// A task's feature list is read again and again: feature-list.json
+// after every turn, and by grub status; state.json files written before
+// accepted-list.json held a second copy (featureListBaseline). Checking
+// 2,000 features against the schema is most of what those reads cost, so
+// the validator remembers, by a digest of the decoded value, the feature
 // lists it has found valid in this process, and does not check the same
-// value again: a state.json whose baseline is a list already found
-// valid is checked with the baseline taken as null (the schema's other
+// value again: a state.json whose baseline is a list already found valid
+// is checked with the baseline taken as null (the schema's other
 // choice), and a feature list found valid before passes at once. Equal
 // digests mean equal values, so the answer is the one a full check
 // gives; a value never seen is checked in full. Validate also remembers

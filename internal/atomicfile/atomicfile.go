@@ -35,6 +35,20 @@ var beforeRename func(tmp string) error
 // and fsyncs the folder. The file gets mode perm. On failure the temp file
 // is removed. It is WriteFileIn on an os.Root opened on path's folder.
 func WriteFile(path string, data []byte, perm os.FileMode) error {
+	return writeFile(path, data, perm, true)
+}
+
+// WriteFileUnsynced is WriteFile without its two fsyncs, for files grub
+// writes again from others when they are lost (a turn's prompt, the
+// feature checklist). A crash of grub still leaves the old content or the
+// new, never a mix (the rename is atomic); only a crash of the machine
+// before the kernel writes the data back may leave the file empty or
+// the rename undone.
+func WriteFileUnsynced(path string, data []byte, perm os.FileMode) error {
+	return writeFile(path, data, perm, false)
+}
+
+func writeFile(path string, data []byte, perm os.FileMode, sync bool) error {
 	dir, name := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -44,7 +58,7 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	defer root.Close()
-	return WriteFileIn(root, name, data, perm)
+	return writeFileIn(root, name, data, perm, sync)
 }
 
 // WriteFileIn is WriteFile for the file name (relative, slash- or
@@ -53,7 +67,11 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 // through root, so that no path element, and no symbolic link on the way,
 // can lead the write outside the root. A link in place of name itself is
 // replaced, never written through.
-func WriteFileIn(root *os.Root, name string, data []byte, perm os.FileMode) (err error) {
+func WriteFileIn(root *os.Root, name string, data []byte, perm os.FileMode) error {
+	return writeFileIn(root, name, data, perm, true)
+}
+
+func writeFileIn(root *os.Root, name string, data []byte, perm os.FileMode, sync bool) (err error) {
 	shown := filepath.Join(root.Name(), name)
 	dir, base := filepath.Split(filepath.Clean(name))
 	if dir == "" {
@@ -78,8 +96,10 @@ func WriteFileIn(root *os.Root, name string, data []byte, perm os.FileMode) (err
 	if _, err = f.Write(data); err != nil {
 		return fmt.Errorf("write %s: %w", shown, err)
 	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("write %s: fsync: %w", shown, err)
+	if sync {
+		if err = f.Sync(); err != nil {
+			return fmt.Errorf("write %s: fsync: %w", shown, err)
+		}
 	}
 	if err = f.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", shown, err)
@@ -91,6 +111,9 @@ func WriteFileIn(root *os.Root, name string, data []byte, perm os.FileMode) (err
 	}
 	if err = root.Rename(tmp, filepath.Join(dir, base)); err != nil {
 		return fmt.Errorf("write %s: %w", shown, err)
+	}
+	if !sync {
+		return nil
 	}
 	d, err := root.Open(dir)
 	if err != nil {

@@ -264,3 +264,29 @@ func TestWriteFileInCrashLeavesOnlyATempFile(t *testing.T) {
 		t.Errorf("temp file holds %q, want the new content", data)
 	}
 }
+
+// WriteFileUnsynced replaces the file as WriteFile does: the old content
+// stays whole until the rename, and no temp file is left.
+func TestWriteFileUnsyncedReplaces(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "0001.prompt.md")
+	if err := WriteFileUnsynced(p, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hook(t, func(tmp string) error {
+		if got, _ := os.ReadFile(p); string(got) != "old" {
+			t.Errorf("before the rename the file holds %q, want the old content", got)
+		}
+		return nil
+	})
+	if err := WriteFileUnsynced(p, []byte("new"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(p)
+	if got, _ := os.ReadFile(p); err != nil || string(got) != "new" || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("after WriteFileUnsynced: %q, %v, %v", got, fi.Mode(), err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("folder holds %d entries, want only the file", len(entries))
+	}
+}

@@ -23,6 +23,10 @@ func inspectTask(store *harness.Store, repo *gitx.Repo, repoErr error, id string
 	switch {
 	case err == nil:
 		add(finding{Check: "state", Severity: findingOK, Message: fmt.Sprintf("state.json is valid: %s, iteration %d", st.Status, st.CurrentIteration)})
+		checkAccepted(store, st, add)
+	case errors.As(err, &dmg) && acceptedListLost(store, id, dmg):
+		add(finding{Check: "accepted-list", Severity: findingProblem, Message: err.Error(), Repairable: true,
+			Fix: "grub doctor --repair " + id + " restores feature-list.json from the last turn commit, which holds the accepted list"})
 	case errors.As(err, &nr), errors.As(err, &dmg):
 		// said by the files check
 	default:
@@ -103,6 +107,24 @@ func checkFiles(store *harness.Store, id string, add func(finding)) {
 	if !bad {
 		add(finding{Check: "files", Severity: findingOK, Message: "grub's files are regular files"})
 	}
+}
+
+// acceptedListLost tells whether LoadState's damage is the accepted list
+// found nowhere (harness.Store.LoadState).
+func acceptedListLost(store *harness.Store, id string, dmg *harness.DamagedError) bool {
+	return dmg.File == store.Rel(store.Path(id, harness.FileAcceptedList))
+}
+
+// checkAccepted checks that accepted-list.json holds the list state.json
+// names: when it does not, grub found the list in feature-list.json, and
+// a crash in the next turn, which changes that file, would lose it.
+func checkAccepted(store *harness.Store, st *harness.State, add func(finding)) {
+	if store.AcceptedFileHolds(st) {
+		return
+	}
+	add(finding{Check: "accepted-list", Severity: findingProblem, Repairable: true,
+		Message: store.Rel(store.Path(st.ID, harness.FileAcceptedList)) + " is missing or is not the list state.json names; feature-list.json holds that list for now",
+		Fix:     "grub doctor --repair " + st.ID + " writes it again from that list (so does the task's next run)"})
 }
 
 // rebuiltFrom says where --repair takes a lost file from.

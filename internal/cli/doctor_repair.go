@@ -82,7 +82,12 @@ func (r *repairer) setAside(name string) bool {
 // it could not be had.
 func (r *repairer) repairState() *harness.State {
 	st, err := r.store.LoadState(r.id)
+	var dmg *harness.DamagedError
+	if errors.As(err, &dmg) && acceptedListLost(r.store, r.id, dmg) && r.repo != nil && r.setAside(harness.FileFeatureList) && r.restoreFromGit(harness.FileFeatureList) {
+		st, err = r.store.LoadState(r.id) // the last turn commit's list is the accepted one
+	}
 	if err == nil {
+		r.repairAccepted(st)
 		return st
 	}
 	var nf *harness.NotFoundError
@@ -109,6 +114,19 @@ func (r *repairer) repairState() *harness.State {
 		return nil
 	}
 	return st
+}
+
+// repairAccepted writes accepted-list.json again when it does not hold
+// the list state.json names (LoadState found it in feature-list.json).
+func (r *repairer) repairAccepted(st *harness.State) {
+	if r.store.AcceptedFileHolds(st) {
+		return
+	}
+	if err := r.store.WriteAccepted(st); err != nil {
+		r.say("could not write accepted-list.json: %v", err)
+		return
+	}
+	r.say("wrote accepted-list.json again from feature-list.json, which holds the list state.json names")
 }
 
 // stateFromGit is the state.json of the last turn commit, brought up to

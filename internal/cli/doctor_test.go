@@ -291,3 +291,39 @@ func TestDoctorReportsGitPrograms(t *testing.T) {
 		t.Fatalf("doctor = %d healthy %v\n%s", code, o.Healthy, p)
 	}
 }
+
+// TestDoctorAcceptedList checks accepted-list.json: lost while
+// feature-list.json holds the list, it is a problem --repair writes again;
+// lost while feature-list.json was changed, the task cannot load, and
+// --repair restores feature-list.json from the last turn commit.
+func TestDoctorAcceptedList(t *testing.T) {
+	e, _ := doctorEnv(t, 2)
+	accepted := e.store.Path(docID, harness.FileAcceptedList)
+	want, err := os.ReadFile(accepted)
+	if err != nil {
+		t.Fatalf("no accepted-list.json after a save: %v", err)
+	}
+	os.Remove(accepted)
+	code, o, _ := e.doctor(docID)
+	if code != 1 || !strings.Contains(problems(o), "problem accepted-list: .grub/0a1b2c3d/accepted-list.json is missing or is not the list state.json names") {
+		t.Fatalf("doctor without accepted-list.json = %d\n%s", code, problems(o))
+	}
+	code, o, stderr := e.doctor(docID, "--repair")
+	if got, _ := os.ReadFile(accepted); code != 0 || !o.Healthy || string(got) != string(want) || !strings.Contains(stderr, "wrote accepted-list.json again") {
+		t.Fatalf("doctor --repair = %d\n%s\n%s\nfile:\n%s", code, problems(o), stderr, got)
+	}
+
+	os.Remove(accepted)
+	os.WriteFile(e.store.Path(docID, harness.FileFeatureList), []byte(`{"torn`), 0o644)
+	code, o, _ = e.doctor(docID)
+	if code != 1 || !strings.Contains(problems(o), "problem accepted-list: .grub/0a1b2c3d/accepted-list.json is missing or is not the accepted feature list") {
+		t.Fatalf("doctor with both lost = %d\n%s", code, problems(o))
+	}
+	code, o, stderr = e.doctor(docID, "--repair")
+	if got, _ := os.ReadFile(accepted); code != 0 || !o.Healthy || string(got) != string(want) || !strings.Contains(stderr, "restored feature-list.json from commit") {
+		t.Fatalf("doctor --repair with both lost = %d\n%s\n%s\nfile:\n%s", code, problems(o), stderr, got)
+	}
+	if st := e.state(docID); st.CurrentIteration != 2 || st.FeatureListBaseline.Passing() != 1 {
+		t.Errorf("state after the repair: iteration %d, %d passing", st.CurrentIteration, st.FeatureListBaseline.Passing())
+	}
+}

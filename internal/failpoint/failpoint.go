@@ -19,17 +19,22 @@ const ExitCode = 86
 // The steps of a turn's life where a crash leaves something different on
 // disk (docs/ARCHITECTURE.md, "Crash points and what resume does").
 const (
-	TurnStarted    = "turn.after-start"   // awaitingTurn and the prompt are persisted
-	AgentReturned  = "turn.after-agent"   // the agent's turn has ended
-	Verified       = "turn.after-verify"  // the referee and verification are done
-	RecordSaved    = "record.after-state" // state with the decided record (recordPending) is saved
-	LogAppended    = "record.after-log"   // the progress-log entry is appended
-	ChecklistSaved = "record.after-checklist"
-	Committed      = "record.after-commit" // the turn's commit is made
+	TurnStarted   = "turn.after-start"  // awaitingTurn and the prompt are persisted
+	AgentReturned = "turn.after-agent"  // the agent's turn has ended
+	Verified      = "turn.after-verify" // the referee and verification are done
+	// A save of state whose accepted list changed (the record of a turn
+	// that flipped a feature): the new list is in accepted-list.next.json,
+	// then state.json names it, then it is renamed into place.
+	AcceptedStaged     = "state.after-accepted-next"
+	StateNamesAccepted = "state.before-accepted-rename"
+	RecordSaved        = "record.after-state" // state with the decided record (recordPending) is saved
+	LogAppended        = "record.after-log"   // the progress-log entry is appended
+	ChecklistSaved     = "record.after-checklist"
+	Committed          = "record.after-commit" // the turn's commit is made
 )
 
 // Names lists every failpoint, in the order a turn reaches them.
-var Names = []string{TurnStarted, AgentReturned, Verified, RecordSaved, LogAppended, ChecklistSaved, Committed}
+var Names = []string{TurnStarted, AgentReturned, Verified, AcceptedStaged, StateNamesAccepted, RecordSaved, LogAppended, ChecklistSaved, Committed}
 
 var (
 	target string // the failpoint named in Env; "" when unset
