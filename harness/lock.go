@@ -182,6 +182,9 @@ func (l *Lock) SetAgentPGID(pgid int) error {
 	if l.f == nil {
 		return fmt.Errorf("task %s: lock already released", l.id)
 	}
+	if l.info.AgentPGID == pgid {
+		return nil // on record already: no write, no fsync
+	}
 	l.info.AgentPGID = pgid
 	return l.writeInfo()
 }
@@ -193,6 +196,9 @@ func (l *Lock) SetProcesses(refs []ProcessRef) error {
 	defer l.mu.Unlock()
 	if l.f == nil {
 		return fmt.Errorf("task %s: lock already released", l.id)
+	}
+	if len(refs) == 0 && len(l.info.Processes) == 0 {
+		return nil // none on record already: no write, no fsync
 	}
 	l.info.Processes = refs
 	return l.writeInfo()

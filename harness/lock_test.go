@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 func TestLockTwoGoroutinesOneWins(t *testing.T) {
@@ -95,6 +96,19 @@ func TestLockHolderAndAgentPGID(t *testing.T) {
 	data, _ := os.ReadFile(s.Path(st.ID, FileLock))
 	if strings.Contains(string(data), "4242") || !strings.Contains(string(data), `"agentPgid":17`) {
 		t.Fatalf("lock file after rewrite = %s", data)
+	}
+	// What is on record already is not written again (each write is an
+	// fsync, and a turn sets both at its end).
+	before, _ := os.Stat(s.Path(st.ID, FileLock))
+	time.Sleep(20 * time.Millisecond) // past the file system's time stamp resolution
+	if err := l.SetAgentPGID(17); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.SetProcesses(nil); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.Stat(s.Path(st.ID, FileLock)); !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf("the lock file was written again for values on record already (%s, then %s)", before.ModTime(), after.ModTime())
 	}
 	if err := l.Release(); err != nil {
 		t.Fatal(err)
