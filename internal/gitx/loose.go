@@ -2,6 +2,7 @@ package gitx
 
 import (
 	"compress/zlib"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,10 @@ import (
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 )
+
+// errChanged is what putLooseBlob and its check return for a source that
+// changed size while it was read.
+var errChanged = errors.New("changed while read")
 
 // fastZlib keeps zlib writers at best speed: a new one allocates its
 // compressor's tables, which cost more than compressing a small file.
@@ -26,7 +31,11 @@ var fastZlib = sync.Pool{New: func() any {
 // (state.json, the feature list). Like go-git's, it writes a temporary
 // file and renames it into place, and keeps an object already there. It
 // returns the hash of what it read.
-func putLooseBlob(fs billy.Filesystem, src io.Reader, size int64) (plumbing.Hash, error) {
+//
+// src must hold at least size bytes (fewer: errChanged). check, when not
+// nil, runs once they are read and before the object is put in place: its
+// error leaves nothing in the database.
+func putLooseBlob(fs billy.Filesystem, src io.Reader, size int64, check func() error) (plumbing.Hash, error) {
 	tmp, err := fs.TempFile("objects", "tmp_obj_")
 	if err != nil {
 		return plumbing.ZeroHash, err
@@ -46,7 +55,15 @@ func putLooseBlob(fs billy.Filesystem, src io.Reader, size int64) (plumbing.Hash
 	}
 	hasher := plumbing.NewHasher(plumbing.BlobObject, size)
 	if _, err := io.CopyN(io.MultiWriter(zw, hasher), src, size); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = errChanged // shorter than size
+		}
 		return plumbing.ZeroHash, err
+	}
+	if check != nil {
+		if err := check(); err != nil {
+			return plumbing.ZeroHash, err
+		}
 	}
 	if err := zw.Close(); err != nil {
 		return plumbing.ZeroHash, err
