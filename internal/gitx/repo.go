@@ -33,6 +33,7 @@ type Repo struct {
 	prefix  string        // workspace relative to root, slash-separated; "" at the root
 	harness *HarnessFiles // grub's folder's commit rule; nil: none (WithHarness)
 	index   *indexCache   // the last .git/index decoded, shared by WithHarness's copies
+	guard   *guardMemo    // the last guard snapshot, shared by WithHarness's copies
 }
 
 // Open finds the git work tree that contains workspace, looking in the
@@ -64,7 +65,7 @@ func Open(workspace string) (*Repo, error) {
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return nil, fmt.Errorf("workspace %s is outside the work tree %s: %w", abs, root, ErrNotRepo)
 	}
-	r := &Repo{root: root, index: &indexCache{}}
+	r := &Repo{root: root, index: &indexCache{}, guard: &guardMemo{}}
 	if rel != "." {
 		r.prefix = filepath.ToSlash(rel)
 	}
