@@ -13,13 +13,29 @@ import (
 // content, and is not read again: any write to a file, a chmod, a
 // rename or link over it changes its change time (ctime), which no
 // program can set back (only the system clock moves it), and a file put
-// in its place is another inode. Only a file whose ctime was at least
-// racyMargin older than the moment it was read is trusted that way: a
-// second write within the same tick of the file system's clock as the
-// change before it would leave ctime as it was (git's "racily clean"
-// problem). Such a file, and any file on a system without inode data, is
-// read every time.
-const racyMargin = 2 * time.Second // coarser than any file system's clock tick
+// in its place is another inode. Only a file whose ctime was older, by
+// racyMargin, than the moment it was read is trusted that way: a second
+// write within the same tick of the file system's clock as the change
+// before it would leave ctime as it was (git's "racily clean" problem).
+// Such a file, and any file on a system without inode data, is read
+// every time.
+//
+// The margin is many ticks of Linux's coarse file time clock (at most
+// 10 ms) for a file whose ctime has nanoseconds, and two seconds for one
+// whose ctime is a whole second: file systems that keep seconds only
+// (ext4 with small inodes, HFS+) or two (FAT).
+const (
+	racyMargin       = 100 * time.Millisecond
+	racyMarginCoarse = 2 * time.Second
+)
+
+// racyMarginOf is the margin for a file whose ctime is ctime (ns).
+func racyMarginOf(ctime int64) time.Duration {
+	if ctime%int64(time.Second) == 0 {
+		return racyMarginCoarse
+	}
+	return racyMargin
+}
 
 // guardStat is the lstat data of a guarded file when its content was read.
 type guardStat struct {
@@ -82,10 +98,10 @@ func statOf(fi fs.FileInfo) (guardStat, bool) {
 
 // trustedStat is fi's guardStat, and whether a later equal lstat vouches
 // for the content read after start: fi holds inode data and its ctime is
-// at least racyMargin older than start.
+// more than its racy margin older than start.
 func trustedStat(fi fs.FileInfo, start time.Time) (guardStat, bool) {
 	st, ok := statOf(fi)
-	return st, ok && st.ctime < start.Add(-racyMargin).UnixNano()
+	return st, ok && st.ctime < start.Add(-racyMarginOf(st.ctime)).UnixNano()
 }
 
 // reuse returns the earlier reading of the file at p when its lstat data

@@ -86,13 +86,14 @@ func TestGuardRereadsRecentlyChangedFiles(t *testing.T) {
 	dir, r, _ := guardRepo(t)
 	p := filepath.Join(dir, ".git/hooks/pre-commit")
 	writeMode(t, p, "#!/bin/sh\n", 0o755)
+	margin := racyMarginOf(ctimeOf(t, p).UnixNano())
 	for _, c := range []struct {
 		after   time.Duration // the reading's time after p's change time
 		trusted bool
 	}{
 		{0, false},
-		{racyMargin, false},
-		{racyMargin + time.Millisecond, true},
+		{margin, false},
+		{margin + time.Millisecond, true},
 	} {
 		r.guard.now = func() time.Time { return ctimeOf(t, p).Add(c.after) }
 		r.guard.remember(nil)
@@ -175,5 +176,15 @@ func TestGuardCatchesFileReplacedByRename(t *testing.T) {
 	changes := mustCheck(t, s)
 	if len(changes) != 1 || !strings.Contains(changes[0], ".git/hooks/pre-push.sample was changed") {
 		t.Fatalf("changes %q, want the replaced hook", changes)
+	}
+}
+
+func TestRacyMarginOf(t *testing.T) {
+	whole := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).UnixNano()
+	if got := racyMarginOf(whole); got != racyMarginCoarse {
+		t.Errorf("a ctime in whole seconds: margin %v, want %v", got, racyMarginCoarse)
+	}
+	if got := racyMarginOf(whole + 1234); got != racyMargin {
+		t.Errorf("a ctime with nanoseconds: margin %v, want %v", got, racyMargin)
 	}
 }
