@@ -123,3 +123,56 @@ func BenchmarkDirty10k(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTurnGitWork is gitx's share of one grub turn in a task of
+// about 2,000 features (internal/cli's BenchmarkTurn, features=2000): a
+// work tree of 1,000 small files plus a task folder whose feature list
+// and state (about 750 KB each) change every turn, one new file; the
+// guard's copy before the turn and its two checks after, the change
+// token before and after the agent, and the turn commit.
+func BenchmarkTurnGitWork(b *testing.B) {
+	files := map[string]string{".gitignore": "node_modules/\n"}
+	for i := range 1000 {
+		files[fmt.Sprintf("src/d%02d/f%04d.txt", i%20, i)] = fmt.Sprintf("feature %d\n", i)
+	}
+	run := gitBin(b) // git init: the hooks folder holds git's samples
+	dir := b.TempDir()
+	run(dir, "init", "-q")
+	write(b, dir, files)
+	r := mustOpen(b, dir)
+	if _, err := r.InitialCommit(context.Background(), "initial"); err != nil {
+		b.Fatal(err)
+	}
+	r = r.WithHarness(HarnessFiles{Dir: ".grub", Tracked: []string{"state.json", "feature-list.json"}})
+	big := func(i int, tag string) string {
+		return strings.Repeat(fmt.Sprintf(`{"id": "f-%s-%d", "passes": false},`+"\n", tag, i), 20_000)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		guard, err := r.GuardGitDir()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := r.TreeHash(".grub"); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer() // the agent's and the harness's writes
+		write(b, dir, map[string]string{
+			fmt.Sprintf("done/f%05d.txt", i):   "done\n",
+			".grub/ab12cd34/feature-list.json": big(i, "list"),
+			".grub/ab12cd34/state.json":        big(i, "state"),
+		})
+		b.StartTimer()
+		for range 2 {
+			if changes, err := guard.Check(); err != nil || len(changes) > 0 {
+				b.Fatal(changes, err)
+			}
+		}
+		if _, err := r.TreeHash(".grub"); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := r.CommitTurn(context.Background(), Turn{TaskID: "ab12cd34", Iteration: i + 1, Summary: "bench", Status: "running"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

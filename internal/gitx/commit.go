@@ -284,11 +284,11 @@ func (r *Repo) writeTree(st *filesystem.Storage, entries []*index.Entry, parent 
 // yet) to it, unless ctx is done or another git command moved ref
 // meanwhile; then it records the commit in the reflog.
 func writeCommit(ctx context.Context, st *filesystem.Storage, ref plumbing.ReferenceName, parent plumbing.Hash, c *object.Commit) (plumbing.Hash, error) {
-	o := st.NewEncodedObject()
+	o := &plumbing.MemoryObject{}
 	if err := c.Encode(o); err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("encode the commit: %w", err)
 	}
-	hash, err := st.SetEncodedObject(o)
+	hash, err := putObject(st, o)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("write the commit: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/grub-dev/grub/internal/atomicfile"
 )
@@ -59,6 +60,10 @@ type guardEntry struct {
 	mode   fs.FileMode // permission bits
 	data   []byte      // a file's bytes
 	target string      // a link's target; for kindBlocked, the path that is not a folder
+	// stat is a file's lstat data when data was read, and trusted whether
+	// an equal lstat later vouches for data (guard_stat.go).
+	stat    guardStat
+	trusted bool
 }
 
 func (e guardEntry) same(o guardEntry) bool {
@@ -100,6 +105,8 @@ type GitDirSnapshot struct {
 	workTree string
 	roots    []guardRoot
 	entries  map[string]guardEntry // by absolute path
+	now      func() time.Time
+	reads    int // files the last reading read (tests)
 }
 
 // GuardGitDir copies the parts of the repository's git directory that can
@@ -110,13 +117,15 @@ func (r *Repo) GuardGitDir() (*GitDirSnapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &GitDirSnapshot{workTree: r.root, roots: roots, entries: map[string]guardEntry{}}
-	budget := &guardBudget{bytes: maxGuardBytes, entries: maxGuardEntries}
+	s := &GitDirSnapshot{workTree: r.root, roots: roots, entries: map[string]guardEntry{}, now: r.guard.clock()}
+	rd := &guardRead{budget: &guardBudget{bytes: maxGuardBytes, entries: maxGuardEntries}, prev: r.guard.previous(), now: s.now}
 	for _, root := range roots {
-		if err := readRoot(root, s.entries, budget); err != nil {
+		if err := readRoot(root, s.entries, rd); err != nil {
 			return nil, err
 		}
 	}
+	s.reads = rd.reads
+	r.guard.remember(s.entries)
 	return s, nil
 }
 
@@ -159,17 +168,22 @@ func (s *GitDirSnapshot) Restore() error {
 	return nil
 }
 
-// current reads the guarded paths as they are now. The budget does not
-// apply: the copy is already taken, and a turn that fills a hooks folder
-// must still be caught.
+// current reads the guarded paths as they are now; a file whose lstat
+// data is the same as when the copy read it is not read again (see
+// guard_stat.go). The budget does not apply: the copy is already taken,
+// and a turn that fills a hooks folder must still be caught.
 func (s *GitDirSnapshot) current() (map[string]guardEntry, error) {
 	now := map[string]guardEntry{}
-	budget := &guardBudget{bytes: -1}
+	rd := &guardRead{budget: &guardBudget{bytes: -1}, prev: s.entries, now: s.now}
+	if rd.now == nil {
+		rd.now = time.Now
+	}
 	for _, root := range s.roots {
-		if err := readRoot(root, now, budget); err != nil {
+		if err := readRoot(root, now, rd); err != nil {
 			return nil, err
 		}
 	}
+	s.reads = rd.reads
 	return now, nil
 }
 
@@ -229,12 +243,12 @@ func (b *guardBudget) take(n int, path string) error {
 }
 
 // readRoot adds the entries of root to m.
-func readRoot(root guardRoot, m map[string]guardEntry, budget *guardBudget) error {
+func readRoot(root guardRoot, m map[string]guardEntry, rd *guardRead) error {
 	if blocked := blockedOnTheWay(root.base, root.path); blocked != "" {
 		m[root.path] = guardEntry{kind: kindBlocked, target: blocked}
 		return nil
 	}
-	e, err := readEntry(root.path, budget)
+	e, err := readEntry(root.path, rd)
 	if err != nil {
 		return err
 	}
@@ -252,7 +266,7 @@ func readRoot(root guardRoot, m map[string]guardEntry, budget *guardBudget) erro
 		if p == root.path {
 			return nil
 		}
-		e, err := readEntry(p, budget)
+		e, err := readEntry(p, rd)
 		if err != nil {
 			return err
 		}
@@ -261,8 +275,11 @@ func readRoot(root guardRoot, m map[string]guardEntry, budget *guardBudget) erro
 	})
 }
 
-// readEntry reads one path without following a link.
-func readEntry(p string, budget *guardBudget) (guardEntry, error) {
+// readEntry reads one path without following a link; a file whose
+// earlier reading rd may reuse is not read again.
+func readEntry(p string, rd *guardRead) (guardEntry, error) {
+	budget := rd.budget
+	start := rd.now()
 	fi, err := os.Lstat(p)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		return guardEntry{}, nil
@@ -276,11 +293,16 @@ func readEntry(p string, budget *guardBudget) (guardEntry, error) {
 		if err := budget.take(int(fi.Size()), p); err != nil {
 			return guardEntry{}, err
 		}
+		if e, ok := rd.reuse(p, fi); ok {
+			return e, nil
+		}
+		rd.reads++
 		data, err := os.ReadFile(p)
 		if err != nil {
 			return guardEntry{}, fmt.Errorf("guard the git directory: %w", err)
 		}
-		return guardEntry{kind: kindFile, mode: mode, data: data}, nil
+		st, trusted := trustedStat(fi, start)
+		return guardEntry{kind: kindFile, mode: mode, data: data, stat: st, trusted: trusted}, nil
 	case t == fs.ModeDir:
 		if err := budget.take(0, p); err != nil {
 			return guardEntry{}, err

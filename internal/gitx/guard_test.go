@@ -146,50 +146,64 @@ var guardCases = []guardCase{
 // TestGuardCatchesAndRestores plants each kind of program-running change
 // in a fresh repository, checks that the guard names it, restores, and
 // checks with the git binary that the configuration git reads and the
-// hooks folder are as they were.
+// hooks folder are as they were. Each case runs twice: with the files just
+// made (every one read again by Check) and with a clock that trusts the
+// lstat data of every file (only files whose lstat data changed are read
+// again, guard_stat.go).
 func TestGuardCatchesAndRestores(t *testing.T) {
 	t.Parallel()
 	for _, c := range guardCases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			dir, r, run := guardRepo(t)
-			wantConfig := rawGit(t, dir, "config", "--list", "--show-origin")
-			wantHooks := listTree(t, filepath.Join(dir, ".git/hooks"))
-			s := record(t, r)
-			if changes := mustCheck(t, s); len(changes) != 0 {
-				t.Fatalf("changes before anything changed: %q", changes)
+		for _, trusted := range []bool{false, true} {
+			name := c.name
+			if trusted {
+				name += " (lstat trusted)"
 			}
-			c.plant(t, dir, run)
-			changes := mustCheck(t, s)
-			if len(changes) != len(c.want) {
-				t.Fatalf("changes %q, want %d of them like %q", changes, len(c.want), c.want)
-			}
-			for i, w := range c.want {
-				if !strings.Contains(changes[i], w) {
-					t.Errorf("change %d is %q, want it to contain %q", i, changes[i], w)
-				}
-			}
-			if err := s.Restore(); err != nil {
-				t.Fatal(err)
-			}
-			if changes := mustCheck(t, s); len(changes) != 0 {
-				t.Fatalf("changes after Restore: %q", changes)
-			}
-			if got := rawGit(t, dir, "config", "--list", "--show-origin"); got != wantConfig {
-				t.Errorf("git config after Restore:\n%s\nwant\n%s", got, wantConfig)
-			}
-			if got := listTree(t, filepath.Join(dir, ".git/hooks")); got != wantHooks {
-				t.Errorf("hooks after Restore:\n%s\nwant\n%s", got, wantHooks)
-			}
-			// What the user runs next runs nothing planted.
-			writeMode(t, filepath.Join(dir, "file.txt"), "x\n", 0o644)
-			rawGit(t, dir, "status")
-			rawGit(t, dir, "add", "file.txt")
-			rawGit(t, dir, "-c", "user.name=U", "-c", "user.email=u@example.com", "commit", "-q", "-m", "user commit")
-			if _, err := os.Stat(filepath.Join(dir, "PLANTED")); err == nil {
-				t.Fatal("a planted program ran after Restore")
-			}
-		})
+			t.Run(name, func(t *testing.T) { testGuardCase(t, c, trusted) })
+		}
+	}
+}
+
+func testGuardCase(t *testing.T, c guardCase, trusted bool) {
+	t.Parallel()
+	dir, r, run := guardRepo(t)
+	if trusted {
+		trustAll(t, r)
+	}
+	wantConfig := rawGit(t, dir, "config", "--list", "--show-origin")
+	wantHooks := listTree(t, filepath.Join(dir, ".git/hooks"))
+	s := record(t, r)
+	if changes := mustCheck(t, s); len(changes) != 0 {
+		t.Fatalf("changes before anything changed: %q", changes)
+	}
+	c.plant(t, dir, run)
+	changes := mustCheck(t, s)
+	if len(changes) != len(c.want) {
+		t.Fatalf("changes %q, want %d of them like %q", changes, len(c.want), c.want)
+	}
+	for i, w := range c.want {
+		if !strings.Contains(changes[i], w) {
+			t.Errorf("change %d is %q, want it to contain %q", i, changes[i], w)
+		}
+	}
+	if err := s.Restore(); err != nil {
+		t.Fatal(err)
+	}
+	if changes := mustCheck(t, s); len(changes) != 0 {
+		t.Fatalf("changes after Restore: %q", changes)
+	}
+	if got := rawGit(t, dir, "config", "--list", "--show-origin"); got != wantConfig {
+		t.Errorf("git config after Restore:\n%s\nwant\n%s", got, wantConfig)
+	}
+	if got := listTree(t, filepath.Join(dir, ".git/hooks")); got != wantHooks {
+		t.Errorf("hooks after Restore:\n%s\nwant\n%s", got, wantHooks)
+	}
+	// What the user runs next runs nothing planted.
+	writeMode(t, filepath.Join(dir, "file.txt"), "x\n", 0o644)
+	rawGit(t, dir, "status")
+	rawGit(t, dir, "add", "file.txt")
+	rawGit(t, dir, "-c", "user.name=U", "-c", "user.email=u@example.com", "commit", "-q", "-m", "user commit")
+	if _, err := os.Stat(filepath.Join(dir, "PLANTED")); err == nil {
+		t.Fatal("a planted program ran after Restore")
 	}
 }
 

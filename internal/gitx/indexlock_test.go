@@ -42,7 +42,14 @@ func TestCommitRemovesStaleGrubLock(t *testing.T) {
 			dir := initRepo(t)
 			write(t, dir, map[string]string{"a.txt": "a\n", ".git/index.lock": tc.content})
 			r := mustOpen(t, dir)
-			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			// A held lock makes the commit wait until the deadline; a stale
+			// one must not, but the commit itself may be slow on a busy
+			// machine (-race), so it gets more time.
+			wait := 100 * time.Millisecond
+			if tc.stale {
+				wait = 30 * time.Second
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), wait)
 			defer cancel()
 			_, err := r.CommitTurn(ctx, Turn{TaskID: "ab12cd34", Iteration: 1, Status: "running"})
 			_, statErr := os.Stat(filepath.Join(dir, ".git", "index.lock"))

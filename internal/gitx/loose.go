@@ -2,6 +2,7 @@ package gitx
 
 import (
 	"compress/zlib"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -9,7 +10,12 @@ import (
 
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 )
+
+// errChanged is what putLooseBlob and its check return for a source that
+// changed size while it was read.
+var errChanged = errors.New("changed while read")
 
 // fastZlib keeps zlib writers at best speed: a new one allocates its
 // compressor's tables, which cost more than compressing a small file.
@@ -23,10 +29,20 @@ var fastZlib = sync.Pool{New: func() any {
 // zlib's best speed, as git itself writes loose objects
 // (core.looseCompression defaults to 1): go-git's object writer uses the
 // default level, several times slower on the large files a turn changes
-// (state.json, the feature list). Like go-git's, it writes a temporary
-// file and renames it into place, and keeps an object already there. It
-// returns the hash of what it read.
-func putLooseBlob(fs billy.Filesystem, src io.Reader, size int64) (plumbing.Hash, error) {
+// (state.json, the feature list), and allocates a new compressor for
+// every object. Like go-git's, it writes a temporary file and renames it
+// into place, and keeps an object already there. It returns the hash of
+// what it read.
+//
+// src must hold at least size bytes (fewer: errChanged). check, when not
+// nil, runs once they are read and before the object is put in place: its
+// error leaves nothing in the database.
+func putLooseBlob(fs billy.Filesystem, src io.Reader, size int64, check func() error) (plumbing.Hash, error) {
+	return putLoose(fs, plumbing.BlobObject, src, size, check)
+}
+
+// putLoose is putLooseBlob for an object of any type.
+func putLoose(fs billy.Filesystem, t plumbing.ObjectType, src io.Reader, size int64, check func() error) (plumbing.Hash, error) {
 	tmp, err := fs.TempFile("objects", "tmp_obj_")
 	if err != nil {
 		return plumbing.ZeroHash, err
@@ -41,12 +57,20 @@ func putLooseBlob(fs billy.Filesystem, src io.Reader, size int64) (plumbing.Hash
 	zw := fastZlib.Get().(*zlib.Writer)
 	defer fastZlib.Put(zw)
 	zw.Reset(tmp)
-	if _, err := fmt.Fprintf(zw, "%s %d\x00", plumbing.BlobObject, size); err != nil {
+	if _, err := fmt.Fprintf(zw, "%s %d\x00", t, size); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	hasher := plumbing.NewHasher(plumbing.BlobObject, size)
+	hasher := plumbing.NewHasher(t, size)
 	if _, err := io.CopyN(io.MultiWriter(zw, hasher), src, size); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = errChanged // shorter than size
+		}
 		return plumbing.ZeroHash, err
+	}
+	if check != nil {
+		if err := check(); err != nil {
+			return plumbing.ZeroHash, err
+		}
 	}
 	if err := zw.Close(); err != nil {
 		return plumbing.ZeroHash, err
@@ -72,4 +96,31 @@ func putLooseBlob(fs billy.Filesystem, src io.Reader, size int64) (plumbing.Hash
 		_ = c.Chmod(file, os.FileMode(0o444))
 	}
 	return h, nil
+}
+
+// hasLoose reports whether the object h is a loose object in fs.
+func hasLoose(fs billy.Filesystem, h plumbing.Hash) bool {
+	hex := h.String()
+	_, err := fs.Lstat(fs.Join("objects", hex[:2], hex[2:]))
+	return err == nil
+}
+
+// putObject writes the encoded object o, unless the database holds it
+// already (loose, which is cheap to tell, or packed), as a loose object
+// (putLoose).
+func putObject(st *filesystem.Storage, o *plumbing.MemoryObject) (plumbing.Hash, error) {
+	h := o.Hash()
+	fs := st.Filesystem()
+	if hasLoose(fs, h) || st.HasEncodedObject(h) == nil {
+		return h, nil
+	}
+	rd, err := o.Reader()
+	if err != nil {
+		return h, err
+	}
+	got, err := putLoose(fs, o.Type(), rd, o.Size(), nil)
+	if err == nil && got != h {
+		err = fmt.Errorf("wrote %s for the %s object %s", got, o.Type(), h)
+	}
+	return h, err
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/go-git/go-billy/v5"
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
@@ -33,6 +32,8 @@ type Repo struct {
 	root    string        // absolute work tree root
 	prefix  string        // workspace relative to root, slash-separated; "" at the root
 	harness *HarnessFiles // grub's folder's commit rule; nil: none (WithHarness)
+	index   *indexCache   // the last .git/index decoded, shared by WithHarness's copies
+	guard   *guardMemo    // the last guard snapshot, shared by WithHarness's copies
 }
 
 // Open finds the git work tree that contains workspace, looking in the
@@ -64,7 +65,7 @@ func Open(workspace string) (*Repo, error) {
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return nil, fmt.Errorf("workspace %s is outside the work tree %s: %w", abs, root, ErrNotRepo)
 	}
-	r := &Repo{root: root}
+	r := &Repo{root: root, index: &indexCache{}, guard: &guardMemo{}}
 	if rel != "." {
 		r.prefix = filepath.ToSlash(rel)
 	}
@@ -141,10 +142,11 @@ func (r *Repo) open() (*git.Repository, *filesystem.Storage, error) {
 // compares the workspace: its storage, its config and the ignore rules
 // that apply everywhere in the work tree.
 type workTree struct {
-	g   *git.Repository
-	st  *filesystem.Storage
-	cfg *gitConfig
-	ign *ignores
+	g     *git.Repository
+	st    *filesystem.Storage
+	cfg   *gitConfig
+	ign   *ignores
+	cache *indexCache // nil: none
 }
 
 // openWorkTree opens the repository (see open) and reads its config and
@@ -159,16 +161,7 @@ func (r *Repo) openWorkTree() (*workTree, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &workTree{g: g, st: st, cfg: cfg, ign: ign}, nil
-}
-
-// readIndex reads .git/index.
-func (w *workTree) readIndex() (*index.Index, error) {
-	idx, err := w.st.Index()
-	if err != nil {
-		return nil, fmt.Errorf("read the git index (.git/index): %w", err)
-	}
-	return idx, nil
+	return &workTree{g: g, st: st, cfg: cfg, ign: ign, cache: r.index}, nil
 }
 
 // loadRules reads the repository's config (with the global and system

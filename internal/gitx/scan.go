@@ -2,6 +2,7 @@ package gitx
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -32,8 +33,9 @@ import (
 //     (git's "racily clean" rule), keeps the entry's hash: only new and
 //     changed files are read;
 //   - the files are stat-ed and hashed on several goroutines;
-//   - with a store, only blobs that are not yet in the object database are
-//     written;
+//   - with a store, a file that is read is hashed, compressed and written
+//     in one pass on those goroutines (an object already in the database
+//     is kept);
 //   - a file larger than MaxFileSize is not read: it is left out (a tracked
 //     one keeps its index entry as it was) and listed in tooBig.
 type scanner struct {
@@ -244,19 +246,17 @@ type fileJob struct {
 	old      *index.Entry
 }
 
-// fileResult is a job's new index entry (nil: the file vanished), and
-// whether its content was read (its blob may be new).
+// fileResult is a job's new index entry (nil: the file vanished).
 type fileResult struct {
 	e      *index.Entry
-	hashed bool
-	size   int64  // the size that was hashed
-	link   []byte // a symlink's target
-	tooBig bool   // over the size cap: not read; e is the tracked entry kept as it was, or nil
+	size   int64 // the file's size when it was stat-ed
+	tooBig bool  // over the size cap: not read; e is the tracked entry kept as it was, or nil
 }
 
-// runJobs stats and, where needed, hashes the files the walk found, on
+// runJobs stats and, where needed, reads the files the walk found, on
 // several goroutines (lstat dominates a walk of an unchanged tree, as in
-// git's preload-index), then writes the new blobs one by one.
+// git's preload-index): with a store, a file read is hashed, compressed
+// and written as a loose blob in the same pass (storeFile).
 func (s *scanner) runJobs() error {
 	res := make([]fileResult, len(s.jobs))
 	errs := make([]error, len(s.jobs))
@@ -285,15 +285,9 @@ func (s *scanner) runJobs() error {
 		if r.tooBig {
 			s.tooBig = append(s.tooBig, LeftOut{Path: s.jobs[i].rel, Size: r.size})
 		}
-		if r.e == nil {
-			continue
+		if r.e != nil {
+			s.out = append(s.out, r.e)
 		}
-		if r.hashed && s.store != nil && s.store.HasEncodedObject(r.e.Hash) != nil {
-			if err := s.putBlob(s.jobs[i].abs, r); err != nil {
-				return err
-			}
-		}
-		s.out = append(s.out, r.e)
 	}
 	return nil
 }
@@ -321,29 +315,63 @@ func (s *scanner) file(j fileJob) (fileResult, error) {
 		}
 		return r, nil
 	}
-	r := fileResult{hashed: true, size: info.Size()}
 	var h plumbing.Hash
-	if mode == filemode.Symlink {
-		target, err := os.Readlink(j.abs)
-		if err != nil {
-			return fileResult{}, fmt.Errorf("read the link %s: %w", j.abs, err)
-		}
-		r.link = []byte(target)
-		h = plumbing.ComputeHash(plumbing.BlobObject, r.link)
-	} else if h, err = hashFile(j.abs, info.Size()); err != nil {
+	switch {
+	case mode == filemode.Symlink:
+		h, err = s.link(j.abs)
+	case s.store == nil:
+		h, err = hashFile(j.abs, info)
+	default:
+		h, err = s.storeFile(j.abs, info)
+	}
+	if err != nil {
 		return fileResult{}, err
 	}
-	r.e = &index.Entry{Name: j.rel, Hash: h, Mode: mode, Size: uint32(info.Size()), ModifiedAt: info.ModTime()}
+	r := fileResult{size: info.Size(), e: &index.Entry{Name: j.rel, Hash: h, Mode: mode, Size: uint32(info.Size()), ModifiedAt: info.ModTime()}}
 	fillSys(r.e, info)
 	return r, nil
 }
 
-func hashFile(abs string, size int64) (plumbing.Hash, error) {
+// link hashes a symbolic link's target, the content git stores for it,
+// and with a store writes it as a blob.
+func (s *scanner) link(abs string) (plumbing.Hash, error) {
+	target, err := os.Readlink(abs)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("read the link %s: %w", abs, err)
+	}
+	if s.store == nil {
+		return plumbing.ComputeHash(plumbing.BlobObject, []byte(target)), nil
+	}
+	h, err := putLooseBlob(s.store.Filesystem(), strings.NewReader(target), int64(len(target)), nil)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("store the link %s in the object database: %w", abs, err)
+	}
+	return h, nil
+}
+
+// openSame opens the file at abs and checks that it is still the file
+// info describes (not replaced by another file or a link since the lstat)
+// with the same size.
+func openSame(abs string, info fs.FileInfo) (*os.File, error) {
 	f, err := os.Open(abs)
 	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("read %s: %w", abs, err)
+		return nil, fmt.Errorf("read %s: %w", abs, err)
+	}
+	if now, err := f.Stat(); err != nil || !os.SameFile(now, info) || now.Size() != info.Size() {
+		f.Close()
+		return nil, changedError(abs)
+	}
+	return f, nil
+}
+
+// hashFile hashes the content of the regular file info describes.
+func hashFile(abs string, info fs.FileInfo) (plumbing.Hash, error) {
+	f, err := openSame(abs, info)
+	if err != nil {
+		return plumbing.ZeroHash, err
 	}
 	defer f.Close()
+	size := info.Size()
 	hasher := plumbing.NewHasher(plumbing.BlobObject, size)
 	n, err := io.Copy(hasher, f)
 	if err != nil {
@@ -355,54 +383,38 @@ func hashFile(abs string, size int64) (plumbing.Hash, error) {
 	return hasher.Sum(), nil
 }
 
-// putBlob writes a file's content to the object database, streaming it,
-// and checks that it still hashes to the entry's hash.
-func (s *scanner) putBlob(abs string, r fileResult) error {
-	if r.e.Mode == filemode.Symlink {
-		_, err := putObject(s.store, plumbing.BlobObject, r.link)
-		return err
-	}
-	size := r.size
-	f, err := os.Open(abs)
+// storeFile reads the regular file info describes once: it hashes it and
+// writes it to the object database as a loose blob in the same pass
+// (putLooseBlob), so the hash it returns is that of exactly the bytes
+// stored. A file whose size changed while it was read is an error, and
+// then nothing is stored; an object already in the database is kept.
+func (s *scanner) storeFile(abs string, info fs.FileInfo) (plumbing.Hash, error) {
+	f, err := openSame(abs, info)
 	if err != nil {
-		return fmt.Errorf("read %s: %w", abs, err)
+		return plumbing.ZeroHash, err
 	}
 	defer f.Close()
-	if info, err := f.Stat(); err != nil || info.Size() != size {
-		return changedError(abs)
+	size := info.Size()
+	unchanged := func() error {
+		var one [1]byte
+		if n, _ := f.Read(one[:]); n != 0 {
+			return errChanged // it grew
+		}
+		if now, err := f.Stat(); err != nil || now.Size() != size {
+			return errChanged
+		}
+		return nil
 	}
-	h, err := putLooseBlob(s.store.Filesystem(), f, size)
+	h, err := putLooseBlob(s.store.Filesystem(), f, size, unchanged)
+	if errors.Is(err, errChanged) {
+		return plumbing.ZeroHash, changedError(abs)
+	}
 	if err != nil {
-		return fmt.Errorf("store %s in the object database: %w", abs, err)
+		return plumbing.ZeroHash, fmt.Errorf("store %s in the object database: %w", abs, err)
 	}
-	if h != r.e.Hash {
-		return changedError(abs)
-	}
-	return nil
+	return h, nil
 }
 
 func changedError(abs string) error {
 	return fmt.Errorf("%s changed while grub was reading it; commit again once nothing writes to it", abs)
-}
-
-// putObject writes a small object from memory.
-func putObject(store *filesystem.Storage, t plumbing.ObjectType, data []byte) (plumbing.Hash, error) {
-	o := store.NewEncodedObject()
-	o.SetType(t)
-	o.SetSize(int64(len(data)))
-	w, err := o.Writer()
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if _, err := w.Write(data); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if err := w.Close(); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	h, err := store.SetEncodedObject(o)
-	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("write a %s object: %w", t, err)
-	}
-	return h, nil
 }

@@ -31,3 +31,13 @@ func sysMatches(e *index.Entry, info fs.FileInfo) bool {
 	}
 	return e.Inode == uint32(st.Ino) && e.CreatedAt.Equal(changeTime(st))
 }
+
+// fileIdentity is the device, inode and change time (nanoseconds) of a
+// file; false when info does not hold them.
+func fileIdentity(info fs.FileInfo) (dev, ino uint64, ctime int64, ok bool) {
+	st, ok := info.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, 0, 0, false
+	}
+	return uint64(st.Dev), uint64(st.Ino), changeTime(st).UnixNano(), true
+}

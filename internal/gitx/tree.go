@@ -54,11 +54,11 @@ func (w treeWriter) put(tes []object.TreeEntry) (plumbing.Hash, error) {
 	if err := (&object.Tree{Entries: tes}).Encode(o); err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("encode a tree: %w", err)
 	}
-	h := o.Hash()
-	if w.store == nil || w.store.HasEncodedObject(h) == nil {
-		return h, nil
+	if w.store == nil {
+		return o.Hash(), nil
 	}
-	if _, err := w.store.SetEncodedObject(o); err != nil {
+	h, err := putObject(w.store, o)
+	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("write a tree object: %w", err)
 	}
 	return h, nil
