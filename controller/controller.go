@@ -172,6 +172,12 @@ type Controller struct {
 	leftOut    map[string]int64 // files commits left out, with the size warned about
 	sliceEnd   time.Time        // when this run's slice is over (Options.Slice); zero: no slice
 	turnCommit string           // the hash of the last turn's commit, for the hooks
+	// lastAfter is the workspace token taken at the end of the last turn,
+	// which the next turn starts from when nothing but grub ran since
+	// (reusable); the first turn of a run, and a turn after the on-turn
+	// hook ran, take their own (turnStartToken).
+	lastAfter string
+	reusable  bool
 
 	mu          sync.Mutex
 	cancelTurn  context.CancelFunc

@@ -519,3 +519,43 @@ func TestTimedOutAndCancelledTurnsKeepTheirUsage(t *testing.T) {
 		}
 	})
 }
+
+// countingChanges counts the workspace snapshots a run takes.
+type countingChanges struct {
+	ChangeDetector
+	n int
+}
+
+func (c *countingChanges) Snapshot() (string, error) {
+	c.n++
+	return c.ChangeDetector.Snapshot()
+}
+
+// A turn starts from the snapshot that ended the last one (one walk of
+// the work tree a turn, not two), unless the on-turn hook ran between
+// them: what the hook changes is not the next turn's progress.
+func TestTurnsShareTheirBoundarySnapshot(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		hook           string
+		snapshots      int
+		noProgressTurn int
+	}{
+		{"", 4, 2},
+		{"echo run >> hook.txt", 6, 2},
+	} {
+		r := newTask(t, func(st *harness.State) { st.Hooks.OnTurn = tc.hook })
+		cc := &countingChanges{ChangeDetector: &treeFingerprint{root: r.store.Root}}
+		three := 3
+		st, err := Run(context.Background(), Options{Store: r.store, TaskID: r.id, Agent: r.agent("-features 2 -plan 2:idle,3:idle"),
+			Clock: r.clock, Progress: &r.stderr, Limits: harness.LimitChanges{MaxIterations: &three}, Heartbeat: time.Hour,
+			Committer: &r.commits, Changes: cc})
+		if err != nil {
+			t.Fatal(err, r.stderr.String())
+		}
+		if st.CurrentIteration != 3 || cc.n != tc.snapshots || st.NoProgressTurns != tc.noProgressTurn {
+			t.Errorf("hook %q: %d turns, %d snapshots, %d turns without progress; want 3, %d, %d\n%s",
+				tc.hook, st.CurrentIteration, cc.n, st.NoProgressTurns, tc.snapshots, tc.noProgressTurn, r.stderr.String())
+		}
+	}
+}

@@ -41,6 +41,7 @@ func (c *Controller) runTurnHook(ctx context.Context, out *outcome) *Stop {
 		return nil
 	}
 	env := c.hookEnv("on-turn", firstNonEmpty(out.flipped, out.decision.Feature, out.feature))
+	c.reusable = false // the hook may change the workspace: the next turn takes its own snapshot
 	failure := c.runHook(ctx, "on-turn", command, env)
 	if failure == "" {
 		return nil

@@ -119,6 +119,7 @@ func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
 		return nil, fmt.Errorf("snapshot the workspace: %w", err)
 	}
 	out.changed = after != plan.before
+	c.lastAfter, c.reusable = after, true
 	c.settle(out)
 	failpoint.Hit(failpoint.Verified)
 	return out, nil
@@ -144,9 +145,9 @@ func (c *Controller) prepareTurn() (turnPlan, error) {
 	if err != nil {
 		return turnPlan{}, err
 	}
-	before, err := c.changes.Snapshot()
+	before, err := c.turnStartToken()
 	if err != nil {
-		return turnPlan{}, fmt.Errorf("snapshot the workspace: %w", err)
+		return turnPlan{}, err
 	}
 	git, err := c.recordGit()
 	if err != nil {
@@ -163,6 +164,27 @@ func (c *Controller) prepareTurn() (turnPlan, error) {
 	}
 	failpoint.Hit(failpoint.TurnStarted)
 	return turnPlan{prompt: prompt, promptFile: promptFile, feature: feature, before: before, git: git, initScript: initScript}, nil
+}
+
+// turnStartToken is the workspace's token at the start of a turn: the
+// last turn's end token when only grub ran since (it records the turn,
+// commits, ends the processes the turn left; none of that changes the
+// workspace outside .grub), else a new snapshot. Walking the work tree
+// is a large share of a turn's own cost, and this saves one walk a turn.
+// What else changes the workspace between two turns of a run (a person
+// editing files meanwhile, a process the turn left before grub ends it)
+// counts as the next turn's change: the no-progress rule then waits one
+// more turn, never stops a task sooner.
+func (c *Controller) turnStartToken() (string, error) {
+	if c.reusable {
+		c.reusable = false
+		return c.lastAfter, nil
+	}
+	before, err := c.changes.Snapshot()
+	if err != nil {
+		return "", fmt.Errorf("snapshot the workspace: %w", err)
+	}
+	return before, nil
 }
 
 // runAgent hands the turn to the agent, cancellable by pause --now, with a
