@@ -7,17 +7,19 @@ import (
 )
 
 // Encoder is Marshal for a list that changes a feature at a time: grub
-// writes the accepted list after every turn that flips a feature, and
+// hashes the accepted list after every turn that flips a feature, and
 // encoding and checking 2,000 features costs more than the rest of the
-// write. It remembers the last list it marshalled, with where each
-// feature's object lies in the bytes; a list Equal to it gets the same
-// bytes, and one that differs in a single feature gets the old bytes with
-// that feature's object encoded and checked alone and put in its place.
+// turn's saves. It remembers the last list it marshalled, with where
+// each feature's object lies in the bytes; a list Equal to it gets the
+// same bytes, and one that differs in some features' fields gets the old
+// bytes with those features' objects encoded and checked alone and put
+// in their places.
 // The bytes are always Marshal's for the list. The zero Encoder is ready
 // to use and safe for concurrent use.
 type Encoder struct {
-	mu   sync.Mutex
-	last *encodedList
+	mu        sync.Mutex
+	last      *encodedList
+	reencoded int // lists re-encoded from the last one's bytes (for tests)
 }
 
 // Marshal returns Marshal(l). The bytes are shared with later calls: the
@@ -64,48 +66,56 @@ func (e *Encoder) Prime(l *List, data []byte) {
 	e.last = &encodedList{list: l.Clone(), data: data, spans: spans}
 }
 
-// reencode is Marshal for a list that differs from the last one in one
-// feature's fields only (not in number, order of the rest, version or
-// goal), when that feature alone is plainly valid. The caller holds mu.
+// reencode is Marshal for a list that differs from the last one in some
+// features' fields only (not in number, version or goal), when each of
+// those features alone is plainly valid: their objects are encoded and
+// spliced into the old bytes in one pass. The caller holds mu.
 func (e *Encoder) reencode(l *List) ([]byte, bool) {
 	last := e.last
 	if last == nil || l.Version != last.list.Version || l.Goal != last.list.Goal || len(l.Features) != len(last.list.Features) {
 		return nil, false
 	}
-	changed := -1
+	var changed []int
+	var encs [][]byte
+	size := len(last.data)
 	for i := range l.Features {
-		if !SameFeature(&l.Features[i], &last.list.Features[i]) {
-			if changed >= 0 {
-				return nil, false
-			}
-			changed = i
+		f := &l.Features[i]
+		if SameFeature(f, &last.list.Features[i]) {
+			continue
 		}
+		if !Valid(withSteps(&List{Version: l.Version, Goal: l.Goal, Features: []Feature{*f}})) {
+			return nil, false
+		}
+		enc, err := encodeFeature(*f)
+		if err != nil {
+			return nil, false
+		}
+		changed, encs = append(changed, i), append(encs, enc)
+		size += len(enc) - (last.spans[i][1] - last.spans[i][0])
 	}
-	if changed < 0 {
+	if len(changed) == 0 {
 		return nil, false
 	}
-	f := l.Features[changed]
-	if !Valid(withSteps(&List{Version: l.Version, Goal: l.Goal, Features: []Feature{f}})) {
-		return nil, false
-	}
-	enc, err := encodeFeature(f)
-	if err != nil {
-		return nil, false
-	}
-	sp := last.spans[changed]
-	data := make([]byte, 0, len(last.data)-(sp[1]-sp[0])+len(enc))
-	data = append(append(append(data, last.data[:sp[0]]...), enc...), last.data[sp[1]:]...)
-	delta := len(enc) - (sp[1] - sp[0])
+	data := make([]byte, 0, size)
 	spans := make([][2]int, len(last.spans))
-	copy(spans, last.spans)
-	spans[changed][1] += delta
-	for k := changed + 1; k < len(spans); k++ {
-		spans[k][0] += delta
-		spans[k][1] += delta
+	delta, prev, k := 0, 0, 0
+	for i, sp := range last.spans {
+		if k == len(changed) || changed[k] != i {
+			spans[i] = [2]int{sp[0] + delta, sp[1] + delta}
+			continue
+		}
+		data = append(data, last.data[prev:sp[0]]...)
+		start := len(data)
+		data = append(data, encs[k]...)
+		spans[i] = [2]int{start, len(data)}
+		delta += len(encs[k]) - (sp[1] - sp[0])
+		prev = sp[1]
+		last.list.Features[i] = l.Features[i].Clone() // last.list is the encoder's own copy
+		k++
 	}
-	next := &encodedList{list: last.list.Clone(), data: data, spans: spans}
-	next.list.Features[changed] = f.Clone()
-	e.last = next
+	data = append(data, last.data[prev:]...)
+	e.last = &encodedList{list: last.list, data: data, spans: spans}
+	e.reencoded++
 	return data, true
 }
 

@@ -1,11 +1,14 @@
 package harness
 
 import (
+	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 
@@ -16,28 +19,53 @@ import (
 )
 
 // The accepted feature list (State.FeatureListBaseline) is as large as
-// feature-list.json (730 KB at 2,000 features) while the rest of state
-// is a few KB, and state.json is written twice a turn. So the list lives
-// in its own file, accepted-list.json, in the bytes featurelist.Marshal
-// gives (the bytes grub writes to feature-list.json when it restores it),
-// and state.json names it by the SHA-256 of those bytes
-// (acceptedListSHA256). It is written only when the accepted list
-// changes, and never committed: at every commit feature-list.json holds
-// the accepted list, so a clone finds it there (loadAccepted).
+// feature-list.json (700 KB at 2,000 features) while the rest of state
+// is a few KB, and state.json is written twice a turn; a turn changes
+// one feature of it. So the list lives outside state.json, in two files
+// grub alone writes and never commits:
 //
-// A crash must never leave state.json naming a list no file holds, so a
-// new list is written in three steps:
+//   - accepted-list.json, a base: the list in featurelist.Marshal's bytes
+//     (what grub writes to feature-list.json when it restores it);
+//   - accepted-list.changes.jsonl, the changes since: one line per
+//     changed feature, {"index": i, "feature": {…}}, appended and synced.
 //
-//  1. accepted-list.next.json gets the new bytes (atomically, synced);
-//  2. state.json gets the new digest;
-//  3. accepted-list.next.json is renamed over accepted-list.json.
+// state.json names them (State.AcceptedList): the SHA-256 of the base's
+// bytes, how many bytes of the changes apply, and the SHA-256 of the
+// list they make, in Marshal's bytes. A turn that flips a feature appends
+// a line of a few hundred bytes instead of writing the whole list; when
+// the changes grow past half the base (or a change is more than a
+// feature's fields: a goal edit, a new plan), a new base is written.
 //
-// Killed before 2, state.json names the old list, still in
-// accepted-list.json; killed between 2 and 3, it names the new one, in
-// accepted-list.next.json. loadAccepted looks in both, then in
-// feature-list.json, and takes the file whose bytes hash to the digest:
-// the digest is also what makes a changed or planted file count for
-// nothing.
+// A crash must never leave state.json naming a list no file holds:
+//
+//   - a change is appended at the length state.json names, before
+//     state.json names the longer length: killed in between, the line is
+//     past that length and ignored (the next append truncates it);
+//   - a new base goes to accepted-list.next.json (synced), then
+//     state.json names it, then it is renamed over accepted-list.json:
+//     killed before the rename, the base is found in the .next file.
+//
+// loadAccepted rebuilds the list and checks it against the digest, so a
+// changed or planted file counts for nothing; failing that, it takes
+// feature-list.json when it is that list (a clone, where only it is
+// committed: at every commit it holds the accepted list).
+
+// AcceptedList names the accepted feature list's files in state.json.
+type AcceptedList struct {
+	SHA256       string `json:"sha256"`                 // of featurelist.Marshal of the list
+	BaseSHA256   string `json:"baseSHA256"`             // of accepted-list.json's bytes
+	ChangesBytes int64  `json:"changesBytes,omitempty"` // the applying prefix of accepted-list.changes.jsonl
+}
+
+// acceptedChange is a line of accepted-list.changes.jsonl.
+type acceptedChange struct {
+	Index   int                 `json:"index"`
+	Feature featurelist.Feature `json:"feature"`
+}
+
+// minChanges is the size the changes may always grow to before a new
+// base is written; beyond it, up to half the base's size.
+const minChanges = 64 << 10
 
 // acceptedEncoder encodes the accepted list once per change.
 var acceptedEncoder featurelist.Encoder
@@ -50,9 +78,13 @@ var lastDigest struct {
 	digest string
 }
 
-// acceptedBytes returns l as accepted-list.json holds it and the SHA-256
-// of those bytes in hex. A list that breaks the schema is a
-// *schemas.Error naming the file of task id.
+func digestOf(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// acceptedBytes returns l in Marshal's bytes and their SHA-256. A list
+// that breaks the schema is a *schemas.Error naming accepted-list.json.
 func (s *Store) acceptedBytes(id string, l *featurelist.List) ([]byte, string, error) {
 	data, err := acceptedEncoder.Marshal(l)
 	if err != nil {
@@ -70,80 +102,188 @@ func (s *Store) acceptedBytes(id string, l *featurelist.List) ([]byte, string, e
 	return data, lastDigest.digest, nil
 }
 
-func digestOf(data []byte) string {
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:])
-}
-
-// written remembers, by path, the accepted-list.json this process wrote
-// or read and found to hold a digest, with its identity then: a file
-// whose identity has not changed since holds the same bytes (a write
-// changes its change time, a replacement its inode).
-var written struct {
+// onDisk remembers, by task folder, the accepted list this process last
+// wrote or read from the files, what state.json names for it, and the
+// files' stamps then: while the stamps hold, the files hold that list,
+// and the next change can be appended.
+var onDisk struct {
 	sync.Mutex
-	files map[string]fileMark
+	tasks map[string]*diskList
 }
 
-type fileMark struct {
-	digest string
-	stamp  fileStamp
+type diskList struct {
+	acc          AcceptedList
+	list         featurelist.List // the process's own copy
+	base, change fileStamp
 }
 
-// acceptedCurrent reports whether task id's accepted-list.json holds the
-// list whose digest is digest.
-func (s *Store) acceptedCurrent(id, digest string) bool {
-	path := s.Path(id, FileAcceptedList)
-	fi, err := os.Lstat(path)
-	if err != nil || !fi.Mode().IsRegular() {
-		return false
-	}
-	written.Lock()
-	m, ok := written.files[path]
-	written.Unlock()
-	if ok && m.digest == digest && m.stamp == stampOf(fi) && m.stamp != (fileStamp{}) {
-		return true
-	}
-	data, err := s.readRegular(path)
-	if err != nil || digestOf(data) != digest {
-		return false
-	}
-	s.markAccepted(path, digest)
-	return true
+func (s *Store) remembered(id string) *diskList {
+	onDisk.Lock()
+	defer onDisk.Unlock()
+	return onDisk.tasks[s.Dir(id)]
 }
 
-// markAccepted remembers that path holds digest, as it is now.
-func (s *Store) markAccepted(path, digest string) {
-	fi, err := os.Lstat(path)
-	written.Lock()
-	defer written.Unlock()
-	if err != nil {
-		delete(written.files, path)
+// remember records d for task id with the files' stamps as they are now
+// (nil d, or a file that cannot be stat-ed, forgets the task).
+func (s *Store) remember(id string, d *diskList) {
+	if d != nil {
+		base, err1 := os.Lstat(s.Path(id, FileAcceptedList))
+		change, err2 := os.Lstat(s.Path(id, FileAcceptedChanges))
+		switch {
+		case err1 != nil:
+			d = nil
+		case errors.Is(err2, os.ErrNotExist):
+			d.base = stampOf(base)
+		case err2 != nil:
+			d = nil
+		default:
+			d.base, d.change = stampOf(base), stampOf(change)
+		}
+	}
+	onDisk.Lock()
+	defer onDisk.Unlock()
+	if onDisk.tasks == nil {
+		onDisk.tasks = make(map[string]*diskList)
+	}
+	if d == nil {
+		delete(onDisk.tasks, s.Dir(id))
 		return
 	}
-	if written.files == nil {
-		written.files = make(map[string]fileMark)
-	}
-	written.files[path] = fileMark{digest: digest, stamp: stampOf(fi)}
+	onDisk.tasks[s.Dir(id)] = d
 }
 
-// writeStateWithAccepted writes state.json (data, naming digest) and
-// accepted (the list's bytes) in the three steps above.
-func (s *Store) writeStateWithAccepted(id string, data, accepted []byte, digest string) error {
-	if err := s.writeOwnFile(id, fileAcceptedNext, accepted, 0o644); err != nil {
-		return err
+// current reports whether the files still are as d remembers them.
+func (s *Store) current(id string, d *diskList) bool {
+	base, err := os.Lstat(s.Path(id, FileAcceptedList))
+	if err != nil || !base.Mode().IsRegular() || stampOf(base) != d.base || d.base == (fileStamp{}) {
+		return false
 	}
-	failpoint.Hit(failpoint.AcceptedStaged)
-	if err := s.writeOwnFile(id, FileState, data, 0o644); err != nil {
-		return err
+	change, err := os.Lstat(s.Path(id, FileAcceptedChanges))
+	if errors.Is(err, os.ErrNotExist) {
+		return d.acc.ChangesBytes == 0
+	}
+	return err == nil && change.Mode().IsRegular() && stampOf(change) == d.change
+}
+
+// writeStateAccepted writes state.json (rendered by render once
+// st.AcceptedList is set) with the accepted list l, whose Marshal bytes
+// are data with digest: nothing more when the files hold l already, a
+// change appended when l differs from what they hold in features' fields
+// only, else a new base.
+func (s *Store) writeStateAccepted(st *State, l *featurelist.List, data []byte, digest string, render func() ([]byte, error)) ([]byte, error) {
+	d := s.remembered(st.ID)
+	fresh := d != nil && s.current(st.ID, d)
+	if fresh && d.acc.SHA256 == digest {
+		st.AcceptedList = &d.acc
+		return s.writeStateFile(st, render)
+	}
+	if fresh {
+		if line, ok := changeLines(&d.list, l); ok && d.acc.ChangesBytes+int64(len(line)) <= max(minChanges, int64(len(data))/2) {
+			return s.appendAccepted(st, d, l, line, digest, render)
+		}
+	}
+	return s.newAcceptedBase(st, l, data, digest, render)
+}
+
+// changeLines is the changes' lines that make to from from, when they
+// differ in features' fields only.
+func changeLines(from, to *featurelist.List) ([]byte, bool) {
+	if from.Version != to.Version || from.Goal != to.Goal || len(from.Features) != len(to.Features) {
+		return nil, false
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	for i := range to.Features {
+		if featurelist.SameFeature(&from.Features[i], &to.Features[i]) {
+			continue
+		}
+		if err := enc.Encode(acceptedChange{Index: i, Feature: to.Features[i]}); err != nil {
+			return nil, false
+		}
+	}
+	return b.Bytes(), true
+}
+
+func (s *Store) writeStateFile(st *State, render func() ([]byte, error)) ([]byte, error) {
+	data, err := render()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.writeOwnFile(st.ID, FileState, data, 0o644); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// appendAccepted appends line to the changes at the length state.json
+// names, syncs it, then writes state.json naming the longer length.
+func (s *Store) appendAccepted(st *State, d *diskList, l *featurelist.List, line []byte, digest string, render func() ([]byte, error)) ([]byte, error) {
+	path := s.Path(st.ID, FileAcceptedChanges)
+	f, err := s.openOwnFile(path, os.O_WRONLY|os.O_CREATE, 0o644, "")
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", s.Rel(path), err)
+	}
+	at := d.acc.ChangesBytes
+	err = f.Truncate(at)
+	if err == nil {
+		_, err = f.WriteAt(line, at)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		s.remember(st.ID, nil)
+		return nil, fmt.Errorf("write %s: %w", s.Rel(path), err)
+	}
+	failpoint.Hit(failpoint.AcceptedWritten)
+	acc := AcceptedList{SHA256: digest, BaseSHA256: d.acc.BaseSHA256, ChangesBytes: at + int64(len(line))}
+	st.AcceptedList = &acc
+	out, err := s.writeStateFile(st, render)
+	if err != nil {
+		s.remember(st.ID, nil)
+		return nil, err
 	}
 	failpoint.Hit(failpoint.StateNamesAccepted)
-	return s.promoteAccepted(id, digest)
+	next := &diskList{acc: acc, list: d.list}
+	for i := range l.Features {
+		if !featurelist.SameFeature(&next.list.Features[i], &l.Features[i]) {
+			next.list.Features[i] = l.Features[i].Clone()
+		}
+	}
+	s.remember(st.ID, next)
+	return out, nil
 }
 
-// promoteAccepted renames accepted-list.next.json over accepted-list.json
-// (a folder or link in its place is removed first; a link is replaced,
-// never followed) and syncs the folder.
-func (s *Store) promoteAccepted(id, digest string) error {
+// newAcceptedBase writes data as the new base in the three steps above
+// and empties the changes.
+func (s *Store) newAcceptedBase(st *State, l *featurelist.List, data []byte, digest string, render func() ([]byte, error)) ([]byte, error) {
+	s.remember(st.ID, nil)
+	if err := s.writeOwnFile(st.ID, fileAcceptedNext, data, 0o644); err != nil {
+		return nil, err
+	}
+	failpoint.Hit(failpoint.AcceptedWritten)
+	acc := AcceptedList{SHA256: digest, BaseSHA256: digest}
+	st.AcceptedList = &acc
+	out, err := s.writeStateFile(st, render)
+	if err != nil {
+		return nil, err
+	}
+	failpoint.Hit(failpoint.StateNamesAccepted)
+	if err := s.promoteBase(st.ID); err != nil {
+		return nil, err
+	}
+	s.remember(st.ID, &diskList{acc: acc, list: l.Clone()})
+	return out, nil
+}
+
+// promoteBase renames accepted-list.next.json over accepted-list.json (a
+// folder or link in its place is removed first; a link is replaced,
+// never followed), syncs the folder and empties the changes.
+func (s *Store) promoteBase(id string) error {
 	path := s.Path(id, FileAcceptedList)
 	if _, err := removeNonRegular(path, 0o644); err != nil {
 		return fmt.Errorf("remove %s to write it: %w", s.Rel(path), err)
@@ -154,39 +294,90 @@ func (s *Store) promoteAccepted(id, digest string) error {
 	if err := atomicfile.SyncDir(s.Dir(id)); err != nil {
 		return err
 	}
-	s.markAccepted(path, digest)
+	changes := s.Path(id, FileAcceptedChanges)
+	if _, err := removeNonRegular(changes, 0o644); err != nil {
+		return fmt.Errorf("remove %s: %w", s.Rel(changes), err)
+	}
+	if err := os.Truncate(changes, 0); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("empty %s: %w", s.Rel(changes), err)
+	}
 	return nil
 }
 
-// loadAccepted returns the accepted list state.json names by digest: from
-// accepted-list.json, from accepted-list.next.json (a crash between
-// steps 2 and 3), or from feature-list.json (a clone, where only it is
-// committed, or a lost accepted-list.json), whichever holds it. The first
-// two hold Marshal's bytes, which grub checked before writing them: bytes
-// with the digest are decoded without a second check. None holding it is
-// a *DamagedError.
-func (s *Store) loadAccepted(id, digest string) (*featurelist.List, error) {
-	for _, name := range []string{FileAcceptedList, fileAcceptedNext} {
-		data, err := s.readRegular(s.Path(id, name))
-		if err != nil || digestOf(data) != digest {
-			continue
-		}
-		var l featurelist.List
-		if err := json.Unmarshal(data, &l); err != nil {
-			return nil, fmt.Errorf("decode %s: %w", s.Rel(s.Path(id, name)), err)
-		}
-		if name == FileAcceptedList {
-			s.markAccepted(s.Path(id, name), digest)
-		}
-		acceptedEncoder.Prime(&l, data)
-		return &l, nil
+// loadAccepted returns the accepted list acc names: from the base and
+// the changes (the base found in accepted-list.json, or in
+// accepted-list.next.json after a crash before its rename), else from
+// feature-list.json when it is that list. None holding it is a
+// *DamagedError.
+func (s *Store) loadAccepted(id string, acc AcceptedList) (*featurelist.List, error) {
+	if l, ok := s.acceptedFromFiles(id, acc); ok {
+		return l, nil
 	}
-	if l, ok := s.acceptedFromList(id, digest); ok {
+	if l, ok := s.acceptedFromList(id, acc.SHA256); ok {
 		return l, nil
 	}
 	return nil, &DamagedError{ID: id, File: s.Rel(s.Path(id, FileAcceptedList)),
 		Problem: "is missing or is not the accepted feature list state.json names, and feature-list.json is not that list either",
 		Fix:     fmt.Sprintf("restore feature-list.json from the task's last commit (git checkout HEAD -- %s) and run grub again", s.Rel(s.Path(id, FileFeatureList)))}
+}
+
+// acceptedFromFiles rebuilds the list from the base and the changes and
+// checks it against acc. The base's bytes, with their digest, are
+// Marshal's, which grub checked before writing them: they are decoded
+// without a second check, as are the changes, which the final digest
+// checks.
+func (s *Store) acceptedFromFiles(id string, acc AcceptedList) (*featurelist.List, bool) {
+	var base []byte
+	inPlace := false // the base is accepted-list.json (not the .next file)
+	for _, name := range []string{FileAcceptedList, fileAcceptedNext} {
+		if data, err := s.readRegular(s.Path(id, name)); err == nil && digestOf(data) == acc.BaseSHA256 {
+			base, inPlace = data, name == FileAcceptedList
+			break
+		}
+	}
+	var l featurelist.List
+	if base == nil || json.Unmarshal(base, &l) != nil {
+		return nil, false
+	}
+	acceptedEncoder.Prime(&l, base)
+	if acc.ChangesBytes > 0 && !s.applyChanges(id, &l, acc.ChangesBytes) {
+		return nil, false
+	}
+	data, digest, err := s.acceptedBytes(id, &l)
+	if err != nil || digest != acc.SHA256 || data == nil {
+		return nil, false
+	}
+	if inPlace {
+		s.remember(id, &diskList{acc: acc, list: l.Clone()})
+	}
+	return &l, true
+}
+
+// applyChanges applies the first n bytes of the changes to l.
+func (s *Store) applyChanges(id string, l *featurelist.List, n int64) bool {
+	path := s.Path(id, FileAcceptedChanges)
+	f, err := s.openOwnFile(path, os.O_RDONLY, 0, "")
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	r := bufio.NewReader(io.LimitReader(f, n))
+	var read int64
+	for {
+		line, err := r.ReadBytes('\n')
+		read += int64(len(line))
+		if errors.Is(err, io.EOF) {
+			return len(line) == 0 && read == n
+		}
+		if err != nil {
+			return false
+		}
+		var c acceptedChange
+		if json.Unmarshal(line, &c) != nil || c.Index < 0 || c.Index >= len(l.Features) {
+			return false
+		}
+		l.Features[c.Index] = c.Feature
+	}
 }
 
 // acceptedFromList returns feature-list.json's list when grub would write
@@ -197,49 +388,32 @@ func (s *Store) acceptedFromList(id, digest string) (*featurelist.List, bool) {
 	if err != nil {
 		return nil, false
 	}
-	if digestOf(data) != digest {
-		l, err := featurelist.Parse(s.Rel(path), data)
-		if err != nil {
-			return nil, false
-		}
-		enc, err := featurelist.Marshal(l)
-		if err != nil || digestOf(enc) != digest {
-			return nil, false
-		}
+	l, err := featurelist.Parse(s.Rel(path), data)
+	if err != nil {
+		return nil, false
+	}
+	if digestOf(data) == digest {
 		return l, true
 	}
-	l, err := featurelist.Parse(s.Rel(path), data)
-	return l, err == nil
+	enc, err := featurelist.Marshal(l)
+	return l, err == nil && digestOf(enc) == digest
 }
 
-// AcceptedFileHolds reports whether task id's accepted-list.json holds
+// AcceptedFilesHold reports whether task st's accepted-list files hold
 // the list st names (true when st names none): grub doctor's check. A
-// task whose list is found elsewhere (loadAccepted) works, and its next
-// run writes the file again.
-func (s *Store) AcceptedFileHolds(st *State) bool {
-	if st.AcceptedListSHA256 == "" {
+// task whose list is found in feature-list.json instead works, and its
+// next save writes the files again.
+func (s *Store) AcceptedFilesHold(st *State) bool {
+	if st.AcceptedList == nil {
 		return true
 	}
-	data, err := s.readRegular(s.Path(st.ID, FileAcceptedList))
-	return err == nil && digestOf(data) == st.AcceptedListSHA256
+	_, ok := s.acceptedFromFiles(st.ID, *st.AcceptedList)
+	return ok
 }
 
-// WriteAccepted writes task st's accepted list to accepted-list.json
-// from st.FeatureListBaseline: grub doctor --repair.
-func (s *Store) WriteAccepted(st *State) error {
-	if st.FeatureListBaseline == nil {
-		return nil
-	}
-	data, digest, err := s.acceptedBytes(st.ID, st.FeatureListBaseline)
-	if err != nil {
-		return err
-	}
-	if digest != st.AcceptedListSHA256 {
-		return fmt.Errorf("the accepted list does not hash to the digest in %s", s.Rel(s.Path(st.ID, FileState)))
-	}
-	if err := s.writeOwnFile(st.ID, FileAcceptedList, data, 0o644); err != nil {
-		return err
-	}
-	s.markAccepted(s.Path(st.ID, FileAcceptedList), digest)
-	return nil
+// RewriteAccepted writes task st's accepted list as a new base and saves
+// st: grub doctor --repair, when the files do not hold it.
+func (s *Store) RewriteAccepted(st *State) error {
+	s.remember(st.ID, nil)
+	return s.SaveState(st)
 }

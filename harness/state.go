@@ -79,19 +79,18 @@ type State struct {
 	// stops; absent (zero) in files written before them.
 	Hooks Hooks `json:"hooks,omitzero"`
 	// FeatureListBaseline is the last feature list the controller
-	// accepted. It is kept in accepted-list.json, named in state.json by
-	// AcceptedListSHA256 (see accepted.go); state files written before
-	// that hold it here, and are read as they are.
+	// accepted. It is kept in files of its own, which AcceptedList names
+	// (see accepted.go); state files written before those held it here,
+	// and are read as they are.
 	FeatureListBaseline *featurelist.List `json:"featureListBaseline,omitempty"`
-	// AcceptedListSHA256 is the SHA-256 of accepted-list.json's bytes
-	// (featurelist.Marshal of FeatureListBaseline); empty when no list is
-	// accepted yet.
-	AcceptedListSHA256 string    `json:"acceptedListSHA256,omitempty"`
-	LastDecision       *Decision `json:"lastDecision"`
-	LastError          string    `json:"lastError,omitempty"`
-	StopReason         string    `json:"stopReason,omitempty"`
-	LastInit           *Check    `json:"lastInit"`
-	Pending            Pending   `json:"pending"`
+	// AcceptedList names the files that hold FeatureListBaseline; nil
+	// when no list is accepted yet.
+	AcceptedList *AcceptedList `json:"acceptedList,omitempty"`
+	LastDecision *Decision     `json:"lastDecision"`
+	LastError    string        `json:"lastError,omitempty"`
+	StopReason   string        `json:"stopReason,omitempty"`
+	LastInit     *Check        `json:"lastInit"`
+	Pending      Pending       `json:"pending"`
 }
 
 // Limits are the budgets and caps of a task. Durations are whole seconds.

@@ -10,38 +10,30 @@ import (
 )
 
 // This file holds state.json's encoding, writing and reading; the
-// accepted feature list is kept in accepted-list.json (accepted.go).
+// accepted feature list is kept in files of its own (accepted.go).
 
-// marshalState encodes st as indented JSON and validates it, and returns
-// the accepted list's bytes for accepted-list.json (nil when there is
-// none), having set st.AcceptedListSHA256 to their digest. Sandbox paths
-// inside the workspace are made relative to it first (relativePaths): a
-// committed state.json holds nothing that only makes sense on one
-// machine.
-func (s *Store) marshalState(st *State) (data, accepted []byte, err error) {
+// encodeState encodes st, without its accepted list, as indented JSON
+// and validates it. Sandbox paths inside the workspace are made relative
+// to it first (relativePaths): a committed state.json holds nothing that
+// only makes sense on one machine.
+func (s *Store) encodeState(st *State) ([]byte, error) {
 	st.Sandbox.Allow = s.relativePaths(st.Sandbox.Allow)
 	rel := s.Rel(s.Path(st.ID, FileState))
 	if !ValidID(st.ID) {
-		return nil, nil, &schemas.Error{File: rel, Schema: schemas.State, Violations: []schemas.Violation{
+		return nil, &schemas.Error{File: rel, Schema: schemas.State, Violations: []schemas.Violation{
 			{Pointer: "/id", Rule: fmt.Sprintf("%q is not a task id (8 lowercase hex characters)", st.ID)}}}
-	}
-	st.AcceptedListSHA256 = ""
-	if st.FeatureListBaseline != nil {
-		if accepted, st.AcceptedListSHA256, err = s.acceptedBytes(st.ID, st.FeatureListBaseline); err != nil {
-			return nil, nil, err
-		}
 	}
 	rest := *st
 	rest.FeatureListBaseline = nil
-	data, err = json.MarshalIndent(&rest, "", "  ")
+	data, err := json.MarshalIndent(&rest, "", "  ")
 	if err != nil {
-		return nil, nil, fmt.Errorf("encode state: %w", err)
+		return nil, fmt.Errorf("encode state: %w", err)
 	}
 	data = append(data, '\n')
 	if err := schemas.Validate(schemas.State, rel, data); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return data, accepted, nil
+	return data, nil
 }
 
 // SaveState validates st and writes it to state.json atomically. An invalid
@@ -52,23 +44,28 @@ func (s *Store) SaveState(st *State) error {
 	return err
 }
 
-// WriteState is SaveState that returns the bytes written.
-// A changed accepted list is written with it, in the order accepted.go
-// describes.
+// WriteState is SaveState that returns the bytes written. An accepted
+// list that changed is written first, as accepted.go describes; st's
+// AcceptedList is set to name it. Nothing is written for a state that
+// does not pass the schema.
 func (s *Store) WriteState(st *State) ([]byte, error) {
-	data, accepted, err := s.marshalState(st)
+	render := func() ([]byte, error) { return s.encodeState(st) }
+	l := st.FeatureListBaseline
+	if l == nil {
+		st.AcceptedList = nil
+		return s.writeStateFile(st, render)
+	}
+	data, digest, err := s.acceptedBytes(st.ID, l)
 	if err != nil {
 		return nil, err
 	}
-	if accepted != nil && !s.acceptedCurrent(st.ID, st.AcceptedListSHA256) {
-		err = s.writeStateWithAccepted(st.ID, data, accepted, st.AcceptedListSHA256)
-	} else {
-		err = s.writeOwnFile(st.ID, FileState, data, 0o644)
-	}
-	if err != nil {
+	// Check the state before writing anything: the files' names it will
+	// hold do not change whether it passes.
+	st.AcceptedList = &AcceptedList{SHA256: digest, BaseSHA256: digest}
+	if _, err := render(); err != nil {
 		return nil, err
 	}
-	return data, nil
+	return s.writeStateAccepted(st, l, data, digest, render)
 }
 
 // StateBytes returns the raw content of a task's state.json. It must be a
@@ -122,8 +119,8 @@ func (s *Store) decodeState(id string, data []byte) (*State, error) {
 		return nil, &schemas.Error{File: rel, Schema: schemas.State, Violations: []schemas.Violation{
 			{Pointer: "/id", Rule: fmt.Sprintf("is %q but the task folder is %q; restore the file from git", st.ID, id)}}}
 	}
-	if st.FeatureListBaseline == nil && st.AcceptedListSHA256 != "" {
-		list, err := s.loadAccepted(id, st.AcceptedListSHA256)
+	if st.FeatureListBaseline == nil && st.AcceptedList != nil {
+		list, err := s.loadAccepted(id, *st.AcceptedList)
 		if err != nil {
 			return nil, err
 		}

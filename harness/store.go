@@ -30,12 +30,14 @@ const (
 	FileControl     = "control.json"
 	FileControlLock = "control.lock"
 	FileLock        = "lock"
-	// FileAcceptedList holds the accepted feature list (see accepted.go);
-	// fileAcceptedNext is its next version while state.json is written.
-	FileAcceptedList = "accepted-list.json"
-	fileAcceptedNext = "accepted-list.next.json"
-	DirTurns         = "turns"
-	DirSpill         = "spill"
+	// FileAcceptedList holds the accepted feature list as of a base,
+	// FileAcceptedChanges the changes since; fileAcceptedNext is a new
+	// base until state.json names it (see accepted.go).
+	FileAcceptedList    = "accepted-list.json"
+	FileAcceptedChanges = "accepted-list.changes.jsonl"
+	fileAcceptedNext    = "accepted-list.next.json"
+	DirTurns            = "turns"
+	DirSpill            = "spill"
 )
 
 // GrubDirName is the folder under the workspace root that holds the tasks.
@@ -185,7 +187,7 @@ func (s *Store) Create(st *State) error {
 			}
 			st.ID = id
 		}
-		data, accepted, err := s.marshalState(st)
+		data, accepted, err := s.newTaskFiles(st)
 		if err != nil {
 			return err
 		}
@@ -214,6 +216,21 @@ func (s *Store) Create(st *State) error {
 		}
 		return s.writeNewTask(st, data, accepted)
 	}
+}
+
+// newTaskFiles renders a new task's state.json and, when it has an
+// accepted list (benchmark fixtures), the list's base.
+func (s *Store) newTaskFiles(st *State) (state, accepted []byte, err error) {
+	st.AcceptedList = nil
+	if l := st.FeatureListBaseline; l != nil {
+		data, digest, err := s.acceptedBytes(st.ID, l)
+		if err != nil {
+			return nil, nil, err
+		}
+		accepted, st.AcceptedList = data, &AcceptedList{SHA256: digest, BaseSHA256: digest}
+	}
+	state, err = s.encodeState(st)
+	return state, accepted, err
 }
 
 // writeNewTask writes the starting files into a fresh task folder;

@@ -54,13 +54,14 @@ func (s *Store) turnFile(id string, iteration int, ext string) string {
 // returns a new map on each call.
 func ProtectedFiles() map[string]string {
 	return map[string]string{
-		FileState:        FileState + " is written only by grub; the state you need is in your turn prompt",
-		FileTurnLedger:   FileTurnLedger + " is grub's record of the turns, written only by grub",
-		FileAcceptedList: FileAcceptedList + " is grub's copy of the last feature list it accepted, written only by grub; edit " + FileFeatureList,
-		fileAcceptedNext: fileAcceptedNext + " is written only by grub; edit " + FileFeatureList,
-		FileLock:         FileLock + " is the runner lock of grub and is off limits to the agent",
-		FileControl:      FileControl + " is the control queue of grub and is off limits to the agent",
-		FileControlLock:  FileControlLock + " guards the control queue of grub and is off limits to the agent",
+		FileState:           FileState + " is written only by grub; the state you need is in your turn prompt",
+		FileTurnLedger:      FileTurnLedger + " is grub's record of the turns, written only by grub",
+		FileAcceptedList:    FileAcceptedList + " is grub's copy of the last feature list it accepted, written only by grub; edit " + FileFeatureList,
+		FileAcceptedChanges: FileAcceptedChanges + " is written only by grub; edit " + FileFeatureList,
+		fileAcceptedNext:    fileAcceptedNext + " is written only by grub; edit " + FileFeatureList,
+		FileLock:            FileLock + " is the runner lock of grub and is off limits to the agent",
+		FileControl:         FileControl + " is the control queue of grub and is off limits to the agent",
+		FileControlLock:     FileControlLock + " guards the control queue of grub and is off limits to the agent",
 	}
 }
 

@@ -49,13 +49,13 @@ func TestTurnFiles(t *testing.T) {
 
 func TestProtectedFiles(t *testing.T) {
 	p := ProtectedFiles()
-	for _, name := range []string{FileState, FileTurnLedger, FileLock, FileControl, FileControlLock, FileAcceptedList, fileAcceptedNext} {
+	for _, name := range []string{FileState, FileTurnLedger, FileLock, FileControl, FileControlLock, FileAcceptedList, FileAcceptedChanges, fileAcceptedNext} {
 		if !strings.HasPrefix(p[name], name+" ") {
 			t.Errorf("ProtectedFiles()[%q] = %q, want a reason naming the file", name, p[name])
 		}
 	}
-	if len(p) != 7 {
-		t.Errorf("ProtectedFiles() has %d names, want 7", len(p))
+	if len(p) != 8 {
+		t.Errorf("ProtectedFiles() has %d names, want 8", len(p))
 	}
 	p[FileState] = "changed"
 	if ProtectedFiles()[FileState] == "changed" {

@@ -115,15 +115,15 @@ func acceptedListLost(store *harness.Store, id string, dmg *harness.DamagedError
 	return dmg.File == store.Rel(store.Path(id, harness.FileAcceptedList))
 }
 
-// checkAccepted checks that accepted-list.json holds the list state.json
-// names: when it does not, grub found the list in feature-list.json, and
+// checkAccepted checks that accepted-list.json and the changes after it
+// make the list state.json names: when they do not, grub found the list in feature-list.json, and
 // a crash in the next turn, which changes that file, would lose it.
 func checkAccepted(store *harness.Store, st *harness.State, add func(finding)) {
-	if store.AcceptedFileHolds(st) {
+	if store.AcceptedFilesHold(st) {
 		return
 	}
 	add(finding{Check: "accepted-list", Severity: findingProblem, Repairable: true,
-		Message: store.Rel(store.Path(st.ID, harness.FileAcceptedList)) + " is missing or is not the list state.json names; feature-list.json holds that list for now",
+		Message: store.Rel(store.Path(st.ID, harness.FileAcceptedList)) + " and the changes after it are missing or do not make the list state.json names; feature-list.json holds that list for now",
 		Fix:     "grub doctor --repair " + st.ID + " writes it again from that list (so does the task's next run)"})
 }
 

@@ -119,10 +119,10 @@ func (r *repairer) repairState() *harness.State {
 // repairAccepted writes accepted-list.json again when it does not hold
 // the list state.json names (LoadState found it in feature-list.json).
 func (r *repairer) repairAccepted(st *harness.State) {
-	if r.store.AcceptedFileHolds(st) {
+	if r.store.AcceptedFilesHold(st) {
 		return
 	}
-	if err := r.store.WriteAccepted(st); err != nil {
+	if err := r.store.RewriteAccepted(st); err != nil {
 		r.say("could not write accepted-list.json: %v", err)
 		return
 	}

@@ -305,7 +305,7 @@ func TestDoctorAcceptedList(t *testing.T) {
 	}
 	os.Remove(accepted)
 	code, o, _ := e.doctor(docID)
-	if code != 1 || !strings.Contains(problems(o), "problem accepted-list: .grub/0a1b2c3d/accepted-list.json is missing or is not the list state.json names") {
+	if code != 1 || !strings.Contains(problems(o), "problem accepted-list: .grub/0a1b2c3d/accepted-list.json and the changes after it are missing or do not make the list state.json names") {
 		t.Fatalf("doctor without accepted-list.json = %d\n%s", code, problems(o))
 	}
 	code, o, stderr := e.doctor(docID, "--repair")

@@ -222,7 +222,7 @@ func (s sandboxSetup) wrapper(self string) func([]string) []string {
 // protectingWrapper is wrapper for a task whose protected files the
 // launcher makes read-only (in a user and mount namespace of its own):
 // git's hooks and config, as the referee's guard lists them, and the
-// task's state.json, accepted-list.json, lock and control.json. The list
+// task's state.json, accepted list files, lock and control.json. The list
 // is read again for every command, so a config include or hooks folder
 // the referee restored is covered from then on.
 func (s sandboxSetup) protectingWrapper(self string, store *harness.Store, id string) func([]string) []string {
@@ -230,7 +230,8 @@ func (s sandboxSetup) protectingWrapper(self string, store *harness.Store, id st
 		return nil
 	}
 	root := store.Root
-	files := []string{store.Path(id, harness.FileState), store.Path(id, harness.FileAcceptedList), store.Path(id, harness.FileLock), store.Path(id, harness.FileControl)}
+	files := []string{store.Path(id, harness.FileState), store.Path(id, harness.FileAcceptedList), store.Path(id, harness.FileAcceptedChanges),
+		store.Path(id, harness.FileLock), store.Path(id, harness.FileControl)}
 	return func(argv []string) []string {
 		p := s.Policy
 		guarded, err := gitx.GuardedPaths(root)

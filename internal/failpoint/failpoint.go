@@ -23,10 +23,11 @@ const (
 	AgentReturned = "turn.after-agent"  // the agent's turn has ended
 	Verified      = "turn.after-verify" // the referee and verification are done
 	// A save of state whose accepted list changed (the record of a turn
-	// that flipped a feature): the new list is in accepted-list.next.json,
-	// then state.json names it, then it is renamed into place.
-	AcceptedStaged     = "state.after-accepted-next"
-	StateNamesAccepted = "state.before-accepted-rename"
+	// that flipped a feature): the change is appended to
+	// accepted-list.changes.jsonl (or a new base written to
+	// accepted-list.next.json), then state.json names it.
+	AcceptedWritten    = "state.after-accepted-write"
+	StateNamesAccepted = "state.after-naming-accepted"
 	RecordSaved        = "record.after-state" // state with the decided record (recordPending) is saved
 	LogAppended        = "record.after-log"   // the progress-log entry is appended
 	ChecklistSaved     = "record.after-checklist"
@@ -34,7 +35,7 @@ const (
 )
 
 // Names lists every failpoint, in the order a turn reaches them.
-var Names = []string{TurnStarted, AgentReturned, Verified, AcceptedStaged, StateNamesAccepted, RecordSaved, LogAppended, ChecklistSaved, Committed}
+var Names = []string{TurnStarted, AgentReturned, Verified, AcceptedWritten, StateNamesAccepted, RecordSaved, LogAppended, ChecklistSaved, Committed}
 
 var (
 	target string // the failpoint named in Env; "" when unset
