@@ -174,7 +174,8 @@ func (s *Store) writeStateAccepted(st *State, l *featurelist.List, data []byte, 
 	d := s.remembered(st.ID)
 	fresh := d != nil && s.current(st.ID, d)
 	if fresh && d.acc.SHA256 == digest {
-		st.AcceptedList = &d.acc
+		acc := d.acc
+		st.AcceptedList = &acc
 		return s.writeStateFile(st, render)
 	}
 	if fresh {
@@ -221,8 +222,9 @@ func (s *Store) writeStateFile(st *State, render func() ([]byte, error)) ([]byte
 func (s *Store) appendAccepted(st *State, d *diskList, l *featurelist.List, line []byte, digest string, render func() ([]byte, error)) ([]byte, error) {
 	path := s.Path(st.ID, FileAcceptedChanges)
 	f, err := s.openOwnFile(path, os.O_WRONLY|os.O_CREATE, 0o644, "")
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", s.Rel(path), err)
+	if err != nil { // not grub's file as it left it: start from a new base
+		full, _, _ := s.acceptedBytes(st.ID, l)
+		return s.newAcceptedBase(st, l, full, digest, render)
 	}
 	at := d.acc.ChangesBytes
 	err = f.Truncate(at)
@@ -294,12 +296,36 @@ func (s *Store) promoteBase(id string) error {
 	if err := atomicfile.SyncDir(s.Dir(id)); err != nil {
 		return err
 	}
-	changes := s.Path(id, FileAcceptedChanges)
-	if _, err := removeNonRegular(changes, 0o644); err != nil {
-		return fmt.Errorf("remove %s: %w", s.Rel(changes), err)
+	return s.emptyChanges(id)
+}
+
+// emptyChanges empties accepted-list.changes.jsonl, never through a link
+// (whatever is there that is not a regular file is removed).
+func (s *Store) emptyChanges(id string) error {
+	path := s.Path(id, FileAcceptedChanges)
+	if _, err := removeNonRegular(path, 0o644); err != nil {
+		return fmt.Errorf("remove %s: %w", s.Rel(path), err)
 	}
-	if err := os.Truncate(changes, 0); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("empty %s: %w", s.Rel(changes), err)
+	f, err := s.openOwnFile(path, os.O_WRONLY, 0o644, "")
+	var nr *NotRegularError
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil
+	case errors.As(err, &nr): // a second name (a hard link): drop grub's
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("remove %s: %w", s.Rel(path), err)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("empty %s: %w", s.Rel(path), err)
+	}
+	err = f.Truncate(0)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("empty %s: %w", s.Rel(path), err)
 	}
 	return nil
 }

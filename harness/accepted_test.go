@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -256,4 +257,28 @@ func TestLoadStateReadsTheListInState(t *testing.T) {
 	if bytes.Contains(state, []byte("featureListBaseline")) || !s.AcceptedFilesHold(got) {
 		t.Fatalf("the save after an old state.json kept the list in it:\n%s", state)
 	}
+}
+
+// A second name for the changes file (a hard link an agent made) is not
+// written through: the save starts from a new base, and the other name
+// keeps what it had.
+func TestAcceptedChangesHardLinkIsNotWrittenThrough(t *testing.T) {
+	s, st := newTaskFolder(t)
+	saveState(t, s, st)
+	st.FeatureListBaseline.Features[0].Passes = !st.FeatureListBaseline.Features[0].Passes
+	saveState(t, s, st)
+	other := filepath.Join(s.Root, "copy.jsonl")
+	if err := os.Link(s.Path(st.ID, FileAcceptedChanges), other); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(other)
+	st.FeatureListBaseline.Features[1].Passes = !st.FeatureListBaseline.Features[1].Passes
+	saveState(t, s, st)
+	if after, _ := os.ReadFile(other); !bytes.Equal(before, after) {
+		t.Fatalf("the hard link was written through:\n%s\nthen\n%s", before, after)
+	}
+	if st.AcceptedList.ChangesBytes != 0 {
+		t.Errorf("the save appended to a file with two names: %+v", st.AcceptedList)
+	}
+	loadList(t, s, st.ID, "after the save", st.FeatureListBaseline)
 }
