@@ -1,6 +1,7 @@
 package featurelist
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/grub-dev/grub/schemas"
@@ -103,7 +104,10 @@ func (e *Encoder) reencode(l *List) ([]byte, bool) {
 		spans[k][0] += delta
 		spans[k][1] += delta
 	}
-	next := &encodedList{list: last.list.Clone(), data: data, spans: spans}
+	// The remembered list is never changed, so the next one shares the
+	// other features' steps and evidence with it.
+	next := &encodedList{list: last.list, data: data, spans: spans}
+	next.list.Features = slices.Clone(last.list.Features)
 	next.list.Features[changed] = f.Clone()
 	e.last = next
 	return data, true
