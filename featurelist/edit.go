@@ -3,6 +3,7 @@ package featurelist
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"sync"
 
 	"github.com/grub-dev/grub/schemas"
@@ -23,7 +24,7 @@ import (
 
 // encodedList is a list and its bytes as Encode writes them.
 type encodedList struct {
-	list  List     // a copy (Clone): lists are changed in place
+	list  List     // a copy (Clone): lists are changed in place; this one never is
 	data  []byte   // Encode(&list)
 	spans [][2]int // each feature's object in data: from its '{' to after its '}'
 }
@@ -92,11 +93,11 @@ func parseEdit(before *List, data []byte) (after *List, ok bool) {
 		return nil, false
 	}
 	old := e.data
-	if bytes.Equal(old, data) {
+	p := commonPrefix(old, data)
+	if p == len(old) && p == len(data) {
 		l := e.list.Clone()
 		return &l, true
 	}
-	p := commonPrefix(old, data)
 	s := commonSuffix(old[p:], data[p:])
 	i, found := spanHolding(e.spans, p, len(old)-s)
 	if !found {
@@ -111,10 +112,14 @@ func parseEdit(before *List, data []byte) (after *List, ok bool) {
 	if !ok || !schemas.PlainValidList(map[string]any{"version": json.Number("1"), "goal": "g", "features": []any{v}}) {
 		return nil, false
 	}
-	l := e.list.Clone()
-	l.Features[i] = decodeFeature(v)
+	// The remembered list is never changed, so the new one may share the
+	// other features' steps and evidence with it: only the array of
+	// features is copied. The caller gets a copy of its own.
+	kept := e.list
+	kept.Features = slices.Clone(e.list.Features)
+	kept.Features[i] = decodeFeature(v)
 	// Keep it for the next turn when the new bytes are Encode's form too.
-	if enc, err := encodeFeature(l.Features[i]); err == nil && bytes.Equal(enc, data[start:end]) {
+	if enc, err := encodeFeature(kept.Features[i]); err == nil && bytes.Equal(enc, data[start:end]) {
 		spans := make([][2]int, len(e.spans))
 		copy(spans, e.spans)
 		spans[i][1] = end
@@ -122,27 +127,47 @@ func parseEdit(before *List, data []byte) (after *List, ok bool) {
 			spans[k][0] += delta
 			spans[k][1] += delta
 		}
-		remember(&encodedList{list: l.Clone(), data: bytes.Clone(data), spans: spans})
+		remember(&encodedList{list: kept, data: bytes.Clone(data), spans: spans})
 	}
+	l := kept.Clone()
 	return &l, true
 }
 
+// commonPrefix is the length of the longest common prefix of a and b.
+// Lists run to a megabyte, so it compares blocks with bytes.Equal (the
+// runtime's vector compare) rather than byte by byte: blocks of 4 KiB
+// until one differs, then blocks an eighth the size inside it, down to
+// 8 bytes and then single bytes. Each finer size steps at most 7 times
+// past the block the coarser one stopped at.
 func commonPrefix(a, b []byte) int {
 	n := min(len(a), len(b))
 	i := 0
+	for size := 4096; size >= 8; size /= 8 {
+		for i+size <= n && bytes.Equal(a[i:i+size], b[i:i+size]) {
+			i += size
+		}
+	}
 	for i < n && a[i] == b[i] {
 		i++
 	}
 	return i
 }
 
+// commonSuffix is the length of the longest common suffix of a and b,
+// found as commonPrefix finds a prefix, from the ends.
 func commonSuffix(a, b []byte) int {
 	n := min(len(a), len(b))
-	i := 0
-	for i < n && a[len(a)-1-i] == b[len(b)-1-i] {
-		i++
+	a, b = a[len(a)-n:], b[len(b)-n:]
+	i := n // a[i:] and b[i:] are equal
+	for size := 4096; size >= 8; size /= 8 {
+		for i >= size && bytes.Equal(a[i-size:i], b[i-size:i]) {
+			i -= size
+		}
 	}
-	return i
+	for i > 0 && a[i-1] == b[i-1] {
+		i--
+	}
+	return n - i
 }
 
 // spanHolding is the feature whose object holds the changed bytes

@@ -118,3 +118,45 @@ func TestParseEditRandomEdits(t *testing.T) {
 	}
 	t.Logf("parseEdit answered %d of 20000 random edits", hits)
 }
+
+// TestParseEditResultIsTheCallers: changing a list parseEdit returned, in
+// place, changes nothing parseEdit remembered for the next turn.
+func TestParseEditResultIsTheCallers(t *testing.T) {
+	before, old, _ := editSeeds(t)
+	if _, err := parseAndRemember("before.json", old); err != nil {
+		t.Fatal(err)
+	}
+	l := before.Clone()
+	l.Features[1].Passes, l.Features[1].Evidence = true, ev("ok")
+	next, _ := Encode(&l)
+	got, ok := parseEdit(before, next)
+	if !ok {
+		t.Fatal("a one-feature flip was not parsed as an edit")
+	}
+	scribble(got)
+	l2 := l.Clone()
+	l2.Features[3].Passes, l2.Features[3].Evidence = true, ev("fixed")
+	again, _ := Encode(&l2)
+	got, ok = parseEdit(&l, again)
+	if !ok || !Equal(got, &l2) {
+		t.Fatalf("the next turn's flip was not parsed as an edit of the list kept (ok %v):\n%+v", ok, got)
+	}
+	scribble(got)
+	if got, ok := parseEdit(&l2, again); !ok || !Equal(got, &l2) {
+		t.Fatalf("the unchanged bytes did not give the list kept (ok %v):\n%+v", ok, got)
+	}
+}
+
+// scribble overwrites every text of l in place.
+func scribble(l *List) {
+	for i := range l.Features {
+		f := &l.Features[i]
+		for k := range f.Steps {
+			f.Steps[k] = "scribbled"
+		}
+		if f.Evidence != nil {
+			*f.Evidence = "scribbled"
+		}
+		f.Description = "scribbled"
+	}
+}

@@ -79,15 +79,34 @@ func SameFeature(x, y *Feature) bool {
 }
 
 // Clone is a copy of l that shares nothing l's fields can change.
+//
+// Lists run to thousands of features, so the copies of the features' steps
+// share one new array, and their evidence another, rather than taking an
+// allocation each. Each feature's steps are capped at their length, so an
+// append to them moves them rather than writing over the next feature's.
+// Nil steps stay nil, empty ones empty.
 func (l *List) Clone() List {
 	c := *l
 	c.Features = slices.Clone(l.Features)
+	steps, evidence := 0, 0
+	for i := range l.Features {
+		steps += len(l.Features[i].Steps)
+		if l.Features[i].Evidence != nil {
+			evidence++
+		}
+	}
+	allSteps := make([]string, 0, steps)
+	allEvidence := make([]string, 0, evidence)
 	for i := range c.Features {
 		f := &c.Features[i]
-		f.Steps = slices.Clone(f.Steps)
+		if f.Steps != nil {
+			at := len(allSteps)
+			allSteps = append(allSteps, f.Steps...)
+			f.Steps = allSteps[at:len(allSteps):len(allSteps)]
+		}
 		if f.Evidence != nil {
-			e := *f.Evidence
-			f.Evidence = &e
+			allEvidence = append(allEvidence, *f.Evidence)
+			f.Evidence = &allEvidence[len(allEvidence)-1]
 		}
 	}
 	return c

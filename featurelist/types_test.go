@@ -69,3 +69,34 @@ func TestEqualAndClone(t *testing.T) {
 		t.Error("Equal of nil lists")
 	}
 }
+
+// TestCloneKeepsFeaturesApart: the clone's features share arrays with
+// each other, never in a way one feature's change can see from another.
+func TestCloneKeepsFeaturesApart(t *testing.T) {
+	e1, e2 := "one", "two"
+	a := &List{Version: 1, Goal: "g", Features: []Feature{
+		{ID: "a", Steps: []string{"a1", "a2"}, Evidence: &e1},
+		{ID: "b", Steps: nil},
+		{ID: "c", Steps: []string{}},
+		{ID: "d", Steps: []string{"d1"}, Evidence: &e2},
+	}}
+	c := a.Clone()
+	if !Equal(a, &c) {
+		t.Fatal("a clone is not Equal")
+	}
+	if c.Features[1].Steps != nil || c.Features[2].Steps == nil {
+		t.Fatal("Clone changed nil or empty steps")
+	}
+	c.Features[0].Steps = append(c.Features[0].Steps, "a3")
+	c.Features[2].Steps = append(c.Features[2].Steps, "c1")
+	*c.Features[0].Evidence = "changed"
+	if c.Features[3].Steps[0] != "d1" || *c.Features[3].Evidence != "two" {
+		t.Fatalf("a change to one cloned feature reached another: %+v", c.Features[3])
+	}
+	if len(a.Features[0].Steps) != 2 || len(a.Features[2].Steps) != 0 || a.Features[3].Steps[0] != "d1" || e1 != "one" {
+		t.Fatal("a change to the clone reached the list")
+	}
+	if empty := (&List{}).Clone(); empty.Features != nil {
+		t.Fatal("the clone of a list without features has features")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"text/template"
 	"time"
 
@@ -113,14 +114,21 @@ type categoryCount struct {
 // initializer has not written a feature list yet; an empty non-nil slice is a
 // list without features.
 func RenderChecklist(goal string, items []ChecklistItem) (string, error) {
+	return renderChecklist(goal, items, lastChecklist.itemLines(items))
+}
+
+// renderChecklist is RenderChecklist with the items' lines given, in
+// order: itemLine of each item, or any other split of their concatenation. The template writes all but
+// the lines, which come after it: handing 2,000 of them to the template
+// as one string cost three more copies of them.
+func renderChecklist(goal string, items []ChecklistItem, lines []string) (string, error) {
 	data := struct {
 		Goal           string
 		Planned        bool
 		Items          []ChecklistItem
 		Passing, Total int
 		Categories     []categoryCount
-		ItemLines      string
-	}{Goal: goal, Planned: items != nil, Items: items, Total: len(items), ItemLines: checklistLines(items)}
+	}{Goal: goal, Planned: items != nil, Items: items, Total: len(items)}
 	index := map[string]int{}
 	for _, it := range items {
 		if it.Passes {
@@ -140,31 +148,106 @@ func RenderChecklist(goal string, items []ChecklistItem) (string, error) {
 			data.Categories[i].Passing++
 		}
 	}
-	return render("checklist.md.tmpl", data)
+	head, err := render("checklist.md.tmpl", data)
+	if err != nil || len(items) == 0 {
+		return head, err
+	}
+	size := len(head) + 1
+	for _, l := range lines {
+		size += len(l)
+	}
+	var b strings.Builder
+	b.Grow(size)
+	b.WriteString(head)
+	for _, l := range lines {
+		b.WriteString(l)
+	}
+	b.WriteByte('\n')
+	return b.String(), nil
 }
 
-// checklistLines are the checklist's item lines, each after a newline:
-// written here rather than by a range in the template, which took most of
-// a turn's checklist time on a list of 2,000 features.
-func checklistLines(items []ChecklistItem) string {
+// itemLine is one item's line, after a newline. The lines are written
+// here rather than by a range in the template, which took most of a turn's
+// checklist time on a list of 2,000 features.
+func itemLine(it ChecklistItem) string {
 	var b strings.Builder
-	for _, it := range items {
-		b.WriteString("\n- [")
-		if it.Passes {
-			b.WriteByte('x')
+	writeItemLine(&b, it)
+	return b.String()
+}
+
+func writeItemLine(b *strings.Builder, it ChecklistItem) {
+	b.WriteString("\n- [")
+	if it.Passes {
+		b.WriteByte('x')
+	} else {
+		b.WriteByte(' ')
+	}
+	b.WriteString("] ")
+	b.WriteString(Code(it.ID))
+	b.WriteString(": ")
+	b.WriteString(indentLines(it.Description, "  "))
+	if it.Evidence != "" {
+		b.WriteString("\n  - evidence: ")
+		b.WriteString(indentLines(it.Evidence, "    "))
+	}
+}
+
+// A turn changes one feature of a list of maybe 2,000, and rendering every
+// item's line took most of a turn's checklist time. So RenderChecklist
+// remembers the items of its last call and their lines: an item equal to
+// one of them (ChecklistItem is comparable, and a line depends on its
+// item alone) reuses that line, and only new items are rendered. Only the
+// last call is kept, so the memory is one checklist's.
+var lastChecklist lineCache
+
+type lineCache struct {
+	mu       sync.Mutex
+	items    []ChecklistItem // the last call's items (a copy)
+	lines    []string        // lines[i] is itemLine(items[i]); never changed once kept
+	rendered int             // lines the last call rendered, for tests
+}
+
+// itemLines are itemLine of each of items, rendering only the items the
+// last call did not have. The caller must
+// not change the slice.
+func (c *lineCache) itemLines(items []ChecklistItem) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	lines := make([]string, len(items))
+	// Most items are where they were: compare in place first.
+	var moved []int
+	for i, it := range items {
+		if i < len(c.items) && c.items[i] == it {
+			lines[i] = c.lines[i]
 		} else {
-			b.WriteByte(' ')
-		}
-		b.WriteString("] ")
-		b.WriteString(Code(it.ID))
-		b.WriteString(": ")
-		b.WriteString(indentLines(it.Description, "  "))
-		if it.Evidence != "" {
-			b.WriteString("\n  - evidence: ")
-			b.WriteString(indentLines(it.Evidence, "    "))
+			moved = append(moved, i)
 		}
 	}
-	return b.String()
+	c.rendered = 0
+	if len(moved) > 0 {
+		// The last call's items that were not matched in place.
+		old := make(map[ChecklistItem]string, len(moved))
+		for i, it := range c.items {
+			if i >= len(items) || items[i] != it {
+				old[it] = c.lines[i]
+			}
+		}
+		for _, i := range moved {
+			line, ok := old[items[i]]
+			if !ok {
+				line = itemLine(items[i])
+				old[items[i]] = line
+				c.rendered++
+			}
+			lines[i] = line
+		}
+	}
+	// The copy reuses the last one's array; clearing the rest of it keeps
+	// no older item's strings alive.
+	kept := append(c.items[:0], items...)
+	clear(kept[len(kept):cap(kept)])
+	c.items, c.lines = kept, lines
+	return lines
 }
 
 // Code renders s as a markdown code span, choosing a backtick fence longer
