@@ -13,11 +13,11 @@
 #      turn whose agent prints 80 MB
 #
 # The machine is shared: every time is the best of RUNS runs (default 7).
-#   bench/all.sh            TURNS=10 RUNS=7 bench/all.sh
+#   bench/all.sh            TURNS=20 TRIES=5 RUNS=7 bench/all.sh
 set -eu
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-7}
-TURNS=${TURNS:-10}
+TURNS=${TURNS:-20}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/grub" ./cmd/grub
@@ -71,26 +71,28 @@ else
 fi
 
 # 2. a turn: grub's own work (Go benchmark) against a shell loop.
-# Each side is measured TRIES times (default 3) and the best kept: a
-# turn's time is dominated by fsync and the disk is shared.
-TRIES=${TRIES:-3}
-out=$(go test -run '^$' -bench 'BenchmarkTurn' -benchtime "${TURNS}x" -count "$TRIES" ./internal/cli)
-printf '%s\n\n' "$out"
-metric() { # metric SIZE UNIT
-	printf '%s\n' "$out" | awk -v size="features=$1-" -v unit="$2" '
-		index($1, size) { for (i = 3; i < NF; i++) if ($(i + 1) == unit && (best == "" || $i + 0 < best + 0)) best = $i }
-		END { if (best != "") printf "%.1f", best }'
-}
-# loop SIZE: ms per turn of init.sh + verify + git add -A && git commit,
-# the fake agent's work (a marker file and the flip) done untimed.
-loop() {
-	b=
+# Each side is measured TRIES times (default 5), one grub run then one
+# loop run, and the best of each kept: a turn's time is mostly the disk,
+# which is shared, so the two sides take turns rather than one after the
+# other.
+TRIES=${TRIES:-5}
+go test -c -o "$tmp/cli.test" ./internal/cli
+# turns SIZE: the best grub and loop ms per turn at SIZE features, and
+# the prompt's bytes, as "GRUB LOOP PROMPT".
+turns() {
+	gb= lb= pb=
 	for k in $(seq "$TRIES"); do
-		t=$(loop1 "$1" "$k")
-		if [ -z "$b" ] || awk -v t="$t" -v b="$b" 'BEGIN { exit !(t < b) }'; then b=$t; fi
+		o=$(cd internal/cli && "$tmp/cli.test" -test.run '^$' -test.bench "BenchmarkTurn/features=$1\$" -test.benchtime "${TURNS}x")
+		printf '%s\n' "$o" >>"$tmp/turns.out"
+		g=$(printf '%s\n' "$o" | awk '/^BenchmarkTurn/ { for (i = 3; i < NF; i++) if ($(i + 1) == "grub-ms/turn") print $i }')
+		pb=$(printf '%s\n' "$o" | awk '/^BenchmarkTurn/ { for (i = 3; i < NF; i++) if ($(i + 1) == "prompt-B") print $i }')
+		l=$(loop1 "$1" "$k")
+		gb=$(least "$gb" "$g"); lb=$(least "$lb" "$l")
 	done
-	printf '%s' "$b"
+	printf '%s %s %s' "$gb" "$lb" "$pb"
 }
+# least A B: the smaller of two numbers (A may be empty).
+least() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b + 0 < a + 0) print b; else print a }'; }
 # loop1 SIZE K: one measured loop of TURNS turns in a fresh fixture.
 loop1() {
 	d=$tmp/loop$1-$2
@@ -115,9 +117,10 @@ loop1() {
 	awk -v us="$total" -v n="$TURNS" 'BEGIN { printf "%.1f", us / n / 1000 }'
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f×", a / b }'; }
-g10=$(metric 10 grub-ms/turn); g2k=$(metric 2000 grub-ms/turn)
-l10=$(loop 10); l2k=$(loop 2000)
-p10=$(metric 10 prompt-B); p2k=$(metric 2000 prompt-B)
+set -- $(turns 10); g10=$1 l10=$2 p10=$3
+set -- $(turns 2000); g2k=$1 l2k=$2 p2k=$3
+grep '^BenchmarkTurn' "$tmp/turns.out"
+echo
 
 # 4. peak memory: a 2,000-feature run of 3 turns with the fake agent, and
 # one turn whose agent prints 80 MB.
