@@ -203,11 +203,13 @@ func (r *Repo) commit(ctx context.Context, msg string, when time.Time, initial b
 	if !parent.IsZero() {
 		c.ParentHashes = []plumbing.Hash{parent}
 	}
-	hash, err := writeCommit(ctx, w.st, refName, parent, c)
+	sync := w.cfg.fsyncs()
+	hash, err := writeCommit(ctx, w.st, refName, parent, c, sync.ref)
 	if err != nil {
 		return Committed{}, err
 	}
 	done.Hash = hash.String()
+	lock.sync = sync.index
 	if err := lock.commit(next); err != nil {
 		return done, fmt.Errorf("committed %s, but %w", hash.String()[:12], err)
 	}
@@ -282,8 +284,9 @@ func (r *Repo) writeTree(st *filesystem.Storage, entries []*index.Entry, parent 
 
 // writeCommit stores c and moves ref from parent (zero: ref does not exist
 // yet) to it, unless ctx is done or another git command moved ref
-// meanwhile; then it records the commit in the reflog.
-func writeCommit(ctx context.Context, st *filesystem.Storage, ref plumbing.ReferenceName, parent plumbing.Hash, c *object.Commit) (plumbing.Hash, error) {
+// meanwhile; then it records the commit in the reflog. syncRef flushes the
+// ref before it is renamed into place (setRef).
+func writeCommit(ctx context.Context, st *filesystem.Storage, ref plumbing.ReferenceName, parent plumbing.Hash, c *object.Commit, syncRef bool) (plumbing.Hash, error) {
 	o := &plumbing.MemoryObject{}
 	if err := c.Encode(o); err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("encode the commit: %w", err)
@@ -295,7 +298,7 @@ func writeCommit(ctx context.Context, st *filesystem.Storage, ref plumbing.Refer
 	if err := ctx.Err(); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	if err := setRef(st, ref, parent, hash); err != nil {
+	if err := setRef(st, ref, parent, hash, syncRef); err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("move %s to the new commit: %w (did another git command commit meanwhile? run grub again)", ref, err)
 	}
 	appendReflog(st, ref, parent, hash, c.Committer, c.Message)

@@ -91,3 +91,28 @@ func (c *gitConfig) fileMode() bool {
 	}
 	return true
 }
+
+// fsyncs says which of the files a commit replaces are flushed to disk
+// before they are renamed into place, as git decides it (core.fsync): by
+// default neither the index nor the branch (git's default set is the
+// pack files and their metadata, never the index, the refs or loose
+// objects); the components "index", "reference" and the sets that hold
+// them ("committed" holds the references, "added" both, "all") turn them
+// on. As in git, "none" and "-index" only take away from the default
+// set, which holds neither.
+type fsyncs struct{ index, ref bool }
+
+func (c *gitConfig) fsyncs() fsyncs {
+	var f fsyncs
+	for _, tok := range strings.Split(c.get("core", "fsync"), ",") {
+		switch strings.TrimSpace(tok) {
+		case "index":
+			f.index = true
+		case "reference", "committed":
+			f.ref = true
+		case "added", "all":
+			f = fsyncs{index: true, ref: true}
+		}
+	}
+	return f
+}

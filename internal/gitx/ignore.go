@@ -25,19 +25,7 @@ type ignores struct {
 // missing file is no error; an unreadable one is.
 func loadIgnores(cfg *gitConfig, gitDir billy.Filesystem) (*ignores, error) {
 	ig := &ignores{}
-	path := cfg.get("core", "excludesfile")
-	if path == "" {
-		if xdg := os.Getenv("XDG_CONFIG_HOME"); xdg != "" {
-			path = filepath.Join(xdg, "git", "ignore")
-		} else if home, err := os.UserHomeDir(); err == nil {
-			path = filepath.Join(home, ".config", "git", "ignore")
-		}
-	} else if strings.HasPrefix(path, "~/") {
-		if home, err := os.UserHomeDir(); err == nil {
-			path = filepath.Join(home, path[2:])
-		}
-	}
-	if path != "" {
+	if path := excludesPath(cfg); path != "" {
 		data, err := os.ReadFile(path)
 		if err != nil && !isNotExist(err) {
 			return nil, fmt.Errorf("read the excludes file %s (core.excludesFile): %w", path, err)
@@ -59,6 +47,25 @@ func loadIgnores(cfg *gitConfig, gitDir billy.Filesystem) (*ignores, error) {
 		}
 	}
 	return ig, nil
+}
+
+// excludesPath is the global excludes file: core.excludesFile (a
+// leading ~/ is the home folder), else $XDG_CONFIG_HOME/git/ignore or
+// ~/.config/git/ignore; "" when none can be named.
+func excludesPath(cfg *gitConfig) string {
+	path := cfg.get("core", "excludesfile")
+	if path == "" {
+		if xdg := os.Getenv("XDG_CONFIG_HOME"); xdg != "" {
+			path = filepath.Join(xdg, "git", "ignore")
+		} else if home, err := os.UserHomeDir(); err == nil {
+			path = filepath.Join(home, ".config", "git", "ignore")
+		}
+	} else if strings.HasPrefix(path, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			path = filepath.Join(home, path[2:])
+		}
+	}
+	return path
 }
 
 // parsePatterns parses the lines of an ignore file found in the folder

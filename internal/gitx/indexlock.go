@@ -29,6 +29,7 @@ import (
 type indexLock struct {
 	root string // the git directory
 	mark string // the lock's content
+	sync bool   // flush the new index before renaming it into place (core.fsync)
 	done bool
 }
 
@@ -158,7 +159,7 @@ func (l *indexLock) writeIndex(idx *index.Index) error {
 	if err == nil {
 		err = bw.Flush()
 	}
-	if err == nil {
+	if err == nil && l.sync {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
@@ -188,8 +189,9 @@ func (l *indexLock) release() {
 // renamed over the ref, so a kill leaves the old value or the new one,
 // never an empty ref (go-git's own update truncates the file and writes it
 // again). The caller holds the index lock; a ref another command moved
-// meanwhile is refused.
-func setRef(st *filesystem.Storage, ref plumbing.ReferenceName, old, new plumbing.Hash) error {
+// meanwhile is refused. With sync the new value is flushed to disk before
+// the rename (core.fsync names references; git's default does not).
+func setRef(st *filesystem.Storage, ref plumbing.ReferenceName, old, new plumbing.Hash, sync bool) error {
 	cur, err := st.Reference(ref)
 	switch {
 	case errors.Is(err, plumbing.ErrReferenceNotFound):
@@ -213,7 +215,7 @@ func setRef(st *filesystem.Storage, ref plumbing.ReferenceName, old, new plumbin
 		return err
 	}
 	_, err = f.Write([]byte(new.String() + "\n"))
-	if s, ok := f.(interface{ Sync() error }); ok && err == nil {
+	if s, ok := f.(interface{ Sync() error }); ok && err == nil && sync {
 		err = s.Sync()
 	}
 	if cerr := f.Close(); err == nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sync"
 
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -18,11 +17,30 @@ import (
 var errChanged = errors.New("changed while read")
 
 // fastZlib keeps zlib writers at best speed: a new one allocates its
-// compressor's tables, which cost more than compressing a small file.
-var fastZlib = sync.Pool{New: func() any {
-	w, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed)
-	return w
-}}
+// compressor's tables (over a megabyte, zeroed), which cost more than
+// compressing a small file. It is a free list, not a sync.Pool: a pool
+// is emptied by every garbage collection, and a turn that reads the large
+// files it changes collects often, so most objects paid for new tables.
+// It holds at most as many writers as a commit's goroutines use at once.
+var fastZlib = make(chan *zlib.Writer, 8)
+
+func getZlib() *zlib.Writer {
+	select {
+	case w := <-fastZlib:
+		return w
+	default:
+		w, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed)
+		return w
+	}
+}
+
+func putZlib(w *zlib.Writer) {
+	w.Reset(nil) // drop the temporary file
+	select {
+	case fastZlib <- w:
+	default:
+	}
+}
 
 // putLooseBlob writes size bytes of src as a loose blob object in the
 // object database of fs (the repository's git directory), compressed at
@@ -54,8 +72,8 @@ func putLoose(fs billy.Filesystem, t plumbing.ObjectType, src io.Reader, size in
 			_ = fs.Remove(tmp.Name())
 		}
 	}()
-	zw := fastZlib.Get().(*zlib.Writer)
-	defer fastZlib.Put(zw)
+	zw := getZlib()
+	defer putZlib(zw)
 	zw.Reset(tmp)
 	if _, err := fmt.Fprintf(zw, "%s %d\x00", t, size); err != nil {
 		return plumbing.ZeroHash, err

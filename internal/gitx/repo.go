@@ -33,6 +33,7 @@ type Repo struct {
 	prefix  string        // workspace relative to root, slash-separated; "" at the root
 	harness *HarnessFiles // grub's folder's commit rule; nil: none (WithHarness)
 	index   *indexCache   // the last .git/index decoded, shared by WithHarness's copies
+	rules   *rulesCache   // the last config and ignore rules read, shared likewise
 	guard   *guardMemo    // the last guard snapshot, shared by WithHarness's copies
 }
 
@@ -65,7 +66,7 @@ func Open(workspace string) (*Repo, error) {
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return nil, fmt.Errorf("workspace %s is outside the work tree %s: %w", abs, root, ErrNotRepo)
 	}
-	r := &Repo{root: root, index: &indexCache{}, guard: &guardMemo{}}
+	r := &Repo{root: root, index: &indexCache{}, rules: &rulesCache{}, guard: &guardMemo{}}
 	if rel != "." {
 		r.prefix = filepath.ToSlash(rel)
 	}
@@ -150,14 +151,15 @@ type workTree struct {
 }
 
 // openWorkTree opens the repository (see open) and reads its config and
-// ignore rules. The index is read separately (readIndex), so that a commit
+// ignore rules, or takes them from r's cache when none of their files
+// changed (rulesCache). The index is read separately (readIndex), so that a commit
 // reads it only once it holds .git/index.lock.
 func (r *Repo) openWorkTree() (*workTree, error) {
 	g, st, err := r.open()
 	if err != nil {
 		return nil, err
 	}
-	cfg, ign, err := loadRules(g, st.Filesystem())
+	cfg, ign, err := r.rules.load(g, st.Filesystem())
 	if err != nil {
 		return nil, err
 	}
