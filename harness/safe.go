@@ -203,6 +203,11 @@ func (s *Store) KeepProgressLog(id string) error {
 		return err
 	}
 	keep := s.Path(id, fileKeep)
+	if log, err := os.Lstat(s.Path(id, FileProgressLog)); err == nil && log.Mode().IsRegular() {
+		if k, err := os.Lstat(keep); err == nil && k.Mode().IsRegular() && os.SameFile(log, k) {
+			return nil // kept already: the usual case, a turn after a turn
+		}
+	}
 	if err := os.RemoveAll(keep); err != nil {
 		return fmt.Errorf("remove %s: %w", s.Rel(keep), err)
 	}

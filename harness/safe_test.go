@@ -6,8 +6,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // outsideFile is a file outside the workspace with known content, standing
@@ -242,5 +244,39 @@ func TestAppendProgressEscapes(t *testing.T) {
 	data, _ := os.ReadFile(s.Path(st.ID, FileProgressLog))
 	if strings.ContainsAny(string(data), "\x1b\a") || !strings.Contains(string(data), "\tok\nnext") {
 		t.Errorf("log = %q", data)
+	}
+}
+
+// A log kept already (the keep is its second name) is not linked again:
+// each turn's start would otherwise remove and make a name (two metadata
+// writes, slow on some disks). A log written anew is kept anew.
+func TestKeepProgressLogKeepsOnce(t *testing.T) {
+	s := newStore(t)
+	st := mustCreate(t, s, newState("g"))
+	keep, log := s.Path(st.ID, fileKeep), s.Path(st.ID, FileProgressLog)
+	if err := s.KeepProgressLog(st.ID); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.Lstat(keep)
+	time.Sleep(20 * time.Millisecond) // past the file system's time stamp resolution
+	if err := s.KeepProgressLog(st.ID); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.Lstat(keep)
+	if runtime.GOOS == "linux" && stampOf(before) != stampOf(after) { // change times are compared on Linux only
+		t.Errorf("the keep was made again for a log kept already")
+	}
+	if err := os.Remove(log); err != nil { // an editor's save: a new file
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(log, []byte("# new\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.KeepProgressLog(st.ID); err != nil {
+		t.Fatal(err)
+	}
+	l, _ := os.Lstat(log)
+	if k, err := os.Lstat(keep); err != nil || !os.SameFile(l, k) {
+		t.Errorf("the keep is not the new log: %v", err)
 	}
 }
