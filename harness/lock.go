@@ -205,7 +205,10 @@ func (l *Lock) SetProcesses(refs []ProcessRef) error {
 }
 
 // writeInfo rewrites the lock file in place through the locked descriptor.
-// The caller holds l.mu (or owns l exclusively).
+// The caller holds l.mu (or owns l exclusively). It is not fsynced: the
+// record describes processes, which a crash of the machine ends with it,
+// while a crash of grub leaves the written record in the page cache for
+// the next run to read.
 func (l *Lock) writeInfo() error {
 	data, err := json.Marshal(l.info)
 	if err != nil {
@@ -215,10 +218,8 @@ func (l *Lock) writeInfo() error {
 	if err := l.f.Truncate(0); err != nil {
 		return err
 	}
-	if _, err := l.f.WriteAt(data, 0); err != nil {
-		return err
-	}
-	return l.f.Sync()
+	_, err = l.f.WriteAt(data, 0)
+	return err
 }
 
 // Release unlocks. The file stays, with the agent process group still on
