@@ -1,6 +1,7 @@
 package featurelist
 
 import (
+	"bytes"
 	"sync"
 
 	"github.com/grub-dev/grub/schemas"
@@ -56,7 +57,15 @@ func (e *Encoder) Marshal(l *List) ([]byte, error) {
 // Prime makes data the bytes remembered for l, as if Marshal had given
 // them: the caller knows they are Marshal's for l (a file grub wrote,
 // checked by its digest).
+//
+// Bytes holding the escape \ufffd are not taken: Marshal writes it only
+// for a string that is not valid UTF-8, which decodes to U+FFFD, which
+// Marshal writes as itself, so those bytes are not Marshal's for the
+// decoded list.
 func (e *Encoder) Prime(l *List, data []byte) {
+	if bytes.Contains(data, []byte(`\ufffd`)) {
+		return
+	}
 	spans, ok := featureSpans(data, len(l.Features))
 	if !ok {
 		return

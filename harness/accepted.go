@@ -170,7 +170,8 @@ func (s *Store) current(id string, d *diskList) bool {
 // are data with digest: nothing more when the files hold l already, a
 // change appended when l differs from what they hold in features' fields
 // only, else a new base.
-func (s *Store) writeStateAccepted(st *State, l *featurelist.List, data []byte, digest string, render func() ([]byte, error)) ([]byte, error) {
+// prev is what state.json names now (nil: nothing).
+func (s *Store) writeStateAccepted(st *State, prev *AcceptedList, l *featurelist.List, data []byte, digest string, render func() ([]byte, error)) ([]byte, error) {
 	d := s.remembered(st.ID)
 	fresh := d != nil && s.current(st.ID, d)
 	if fresh && d.acc.SHA256 == digest {
@@ -183,7 +184,7 @@ func (s *Store) writeStateAccepted(st *State, l *featurelist.List, data []byte, 
 			return s.appendAccepted(st, d, l, line, digest, render)
 		}
 	}
-	return s.newAcceptedBase(st, l, data, digest, render)
+	return s.newAcceptedBase(st, prev, l, data, digest, render)
 }
 
 // changeLines is the changes' lines that make to from from, when they
@@ -221,10 +222,14 @@ func (s *Store) writeStateFile(st *State, render func() ([]byte, error)) ([]byte
 // names, syncs it, then writes state.json naming the longer length.
 func (s *Store) appendAccepted(st *State, d *diskList, l *featurelist.List, line []byte, digest string, render func() ([]byte, error)) ([]byte, error) {
 	path := s.Path(st.ID, FileAcceptedChanges)
+	if err := s.checkTaskDirs(st.ID); err != nil {
+		return nil, err
+	}
+	_, missing := os.Lstat(path)
 	f, err := s.openOwnFile(path, os.O_WRONLY|os.O_CREATE, 0o644, "")
 	if err != nil { // not grub's file as it left it: start from a new base
 		full, _, _ := s.acceptedBytes(st.ID, l)
-		return s.newAcceptedBase(st, l, full, digest, render)
+		return s.newAcceptedBase(st, &d.acc, l, full, digest, render)
 	}
 	at := d.acc.ChangesBytes
 	err = f.Truncate(at)
@@ -236,6 +241,9 @@ func (s *Store) appendAccepted(st *State, d *diskList, l *featurelist.List, line
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil && missing != nil { // a new file: its name must last too
+		err = atomicfile.SyncDir(s.Dir(st.ID))
 	}
 	if err != nil {
 		s.remember(st.ID, nil)
@@ -261,9 +269,14 @@ func (s *Store) appendAccepted(st *State, d *diskList, l *featurelist.List, line
 }
 
 // newAcceptedBase writes data as the new base in the three steps above
-// and empties the changes.
-func (s *Store) newAcceptedBase(st *State, l *featurelist.List, data []byte, digest string, render func() ([]byte, error)) ([]byte, error) {
+// and empties the changes. A base that state.json names (prev) still in
+// accepted-list.next.json (a crash before its rename) is put in place
+// first, so that writing the next one never takes it away.
+func (s *Store) newAcceptedBase(st *State, prev *AcceptedList, l *featurelist.List, data []byte, digest string, render func() ([]byte, error)) ([]byte, error) {
 	s.remember(st.ID, nil)
+	if err := s.settleNext(st.ID, prev); err != nil {
+		return nil, err
+	}
 	if err := s.writeOwnFile(st.ID, fileAcceptedNext, data, 0o644); err != nil {
 		return nil, err
 	}
@@ -280,6 +293,30 @@ func (s *Store) newAcceptedBase(st *State, l *featurelist.List, data []byte, dig
 	}
 	s.remember(st.ID, &diskList{acc: acc, list: l.Clone()})
 	return out, nil
+}
+
+// settleNext renames accepted-list.next.json into place when it holds the
+// base prev names and accepted-list.json does not: then state.json names
+// a base that only the .next file holds.
+func (s *Store) settleNext(id string, prev *AcceptedList) error {
+	if prev == nil {
+		return nil
+	}
+	if data, err := s.readRegular(s.Path(id, FileAcceptedList)); err == nil && digestOf(data) == prev.BaseSHA256 {
+		return nil
+	}
+	data, err := s.readRegular(s.Path(id, fileAcceptedNext))
+	if err != nil || digestOf(data) != prev.BaseSHA256 {
+		return nil
+	}
+	path := s.Path(id, FileAcceptedList)
+	if _, err := removeNonRegular(path, 0o644); err != nil {
+		return fmt.Errorf("remove %s to write it: %w", s.Rel(path), err)
+	}
+	if err := os.Rename(s.Path(id, fileAcceptedNext), path); err != nil {
+		return fmt.Errorf("write %s: %w", s.Rel(path), err)
+	}
+	return atomicfile.SyncDir(s.Dir(id))
 }
 
 // promoteBase renames accepted-list.next.json over accepted-list.json (a

@@ -282,3 +282,15 @@ func TestAcceptedChangesHardLinkIsNotWrittenThrough(t *testing.T) {
 	}
 	loadList(t, s, st.ID, "after the save", st.FeatureListBaseline)
 }
+
+// A goal that is not valid UTF-8 is kept as a JSON reader reads it back.
+func TestGoalIsValidUTF8(t *testing.T) {
+	s := newStore(t)
+	st := mustCreate(t, s, newState("caf\xe9"))
+	if st.Goal != "caf\uFFFD" {
+		t.Errorf("created with goal %q", st.Goal)
+	}
+	if err := s.SetGoal(st, "na\xefve"); err != nil || st.Goal != "na\uFFFDve" {
+		t.Errorf("SetGoal gave %q, %v", st.Goal, err)
+	}
+}

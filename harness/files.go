@@ -373,12 +373,18 @@ func SteerEntry(st *State, message string, at time.Time) templates.Entry {
 	}
 }
 
+// validText is s with each byte that is not valid UTF-8 replaced by
+// U+FFFD, as JSON readers decode it: a goal typed in another encoding is
+// kept as grub will read it back.
+func validText(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
+
 // SetGoal changes a task's goal: the state, the note the next prompt
 // carries (edits made before the next turn fold into one note from the goal
 // the agent last saw), and the goal recorded in the accepted feature list
 // and in feature-list.json, which only grub may change. The caller holds
 // the task's lock and saves the state.
 func (s *Store) SetGoal(st *State, goal string) error {
+	goal = validText(goal)
 	old := st.Goal
 	if p := st.Pending.ObjectiveUpdated; p != nil {
 		old = p.Old

@@ -61,11 +61,13 @@ func (s *Store) WriteState(st *State) ([]byte, error) {
 	}
 	// Check the state before writing anything: the files' names it will
 	// hold do not change whether it passes.
+	prev := st.AcceptedList
 	st.AcceptedList = &AcceptedList{SHA256: digest, BaseSHA256: digest}
 	if _, err := render(); err != nil {
+		st.AcceptedList = prev
 		return nil, err
 	}
-	return s.writeStateAccepted(st, l, data, digest, render)
+	return s.writeStateAccepted(st, prev, l, data, digest, render)
 }
 
 // StateBytes returns the raw content of a task's state.json. It must be a

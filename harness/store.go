@@ -174,6 +174,7 @@ func (s *Store) Create(st *State) error {
 	if st.Locale == "" {
 		st.Locale = "en"
 	}
+	st.Goal = validText(st.Goal)
 	if st.Phase == "" {
 		st.Phase = PhaseInitializer
 	}
