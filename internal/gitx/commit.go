@@ -185,7 +185,11 @@ func (r *Repo) commit(ctx context.Context, msg string, when time.Time, initial b
 	if initial && !parent.IsZero() {
 		return Committed{}, fmt.Errorf("%s: %w", r.root, ErrHasCommits)
 	}
-	next, tree, tooBig, err := r.stage(ctx, w, parent)
+	old, err := w.readIndex()
+	if err != nil {
+		return Committed{}, err
+	}
+	next, tree, tooBig, err := r.stage(ctx, w, old, parent)
 	if err != nil {
 		return Committed{}, err
 	}
@@ -204,29 +208,38 @@ func (r *Repo) commit(ctx context.Context, msg string, when time.Time, initial b
 		c.ParentHashes = []plumbing.Hash{parent}
 	}
 	sync := w.cfg.fsyncs()
-	hash, err := writeCommit(ctx, w.st, refName, parent, c, sync.ref)
+	lock.sync = sync.index
+	// The index is written before the branch moves: a kill in between
+	// leaves the turn uncommitted (the next run commits it) with the index
+	// already right, never a commit on the branch with the index of the
+	// turn before (a finished task would show its files as changed).
+	index := indexSwap{write: func() error { return lock.writeIndex(next) }, undo: func() { _ = lock.writeIndex(old) }}
+	hash, err := writeCommit(ctx, w.st, refName, parent, c, sync.ref, index)
 	if err != nil {
 		return Committed{}, err
 	}
 	done.Hash = hash.String()
-	lock.sync = sync.index
-	if err := lock.commit(next); err != nil {
-		return done, fmt.Errorf("committed %s, but %w", hash.String()[:12], err)
-	}
 	return done, nil
+}
+
+// beforeRefMove, when a test sets it, runs between the index write and the
+// branch's move; an error it returns fails the commit there.
+var beforeRefMove func() error
+
+// indexSwap writes the index a commit stages, and puts the one before
+// back when the branch cannot be moved.
+type indexSwap struct {
+	write func() error
+	undo  func()
 }
 
 // stage does what `git add -A .` in the workspace does, without writing
 // .git/index: it scans the workspace, writes the blobs and trees that are
 // new, and returns the index to write once the commit is made and the tree
 // to commit, and the files left out for their size (repository paths).
-// parent is the commit the branch points to (zero: none). The caller holds
-// the index lock.
-func (r *Repo) stage(ctx context.Context, w *workTree, parent plumbing.Hash) (*index.Index, plumbing.Hash, []LeftOut, error) {
-	idx, err := w.readIndex()
-	if err != nil {
-		return nil, plumbing.ZeroHash, nil, err
-	}
+// idx is .git/index as read under the lock; parent is the commit the
+// branch points to (zero: none). The caller holds the index lock.
+func (r *Repo) stage(ctx context.Context, w *workTree, idx *index.Index, parent plumbing.Hash) (*index.Index, plumbing.Hash, []LeftOut, error) {
 	sc := newScanner(ctx, r, idx, w.cfg, w.st, nil)
 	if len(sc.unmerged) > 0 {
 		return nil, plumbing.ZeroHash, nil, fmt.Errorf("the git index has unmerged paths (%s): resolve the merge conflict with git, then run grub again", strings.Join(capList(sc.unmerged, 5), ", "))
@@ -282,11 +295,12 @@ func (r *Repo) writeTree(st *filesystem.Storage, entries []*index.Entry, parent 
 	return tw.replace(st, base, r.prefixComps(), tree)
 }
 
-// writeCommit stores c and moves ref from parent (zero: ref does not exist
-// yet) to it, unless ctx is done or another git command moved ref
-// meanwhile; then it records the commit in the reflog. syncRef flushes the
-// ref before it is renamed into place (setRef).
-func writeCommit(ctx context.Context, st *filesystem.Storage, ref plumbing.ReferenceName, parent plumbing.Hash, c *object.Commit, syncRef bool) (plumbing.Hash, error) {
+// writeCommit stores c, writes the staged index (index.write) and moves
+// ref from parent (zero: ref does not exist yet) to c, unless ctx is done
+// or another git command moved ref meanwhile (then the index before is put
+// back: index.undo); then it records the commit in the reflog. syncRef
+// flushes the ref before it is renamed into place (setRef).
+func writeCommit(ctx context.Context, st *filesystem.Storage, ref plumbing.ReferenceName, parent plumbing.Hash, c *object.Commit, syncRef bool, index indexSwap) (plumbing.Hash, error) {
 	o := &plumbing.MemoryObject{}
 	if err := c.Encode(o); err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("encode the commit: %w", err)
@@ -298,7 +312,17 @@ func writeCommit(ctx context.Context, st *filesystem.Storage, ref plumbing.Refer
 	if err := ctx.Err(); err != nil {
 		return plumbing.ZeroHash, err
 	}
+	if err := index.write(); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("write the git index (.git/index): %w; run `git status` to rebuild it", err)
+	}
+	if beforeRefMove != nil {
+		if err := beforeRefMove(); err != nil {
+			index.undo()
+			return plumbing.ZeroHash, err
+		}
+	}
 	if err := setRef(st, ref, parent, hash, syncRef); err != nil {
+		index.undo()
 		return plumbing.ZeroHash, fmt.Errorf("move %s to the new commit: %w (did another git command commit meanwhile? run grub again)", ref, err)
 	}
 	appendReflog(st, ref, parent, hash, c.Committer, c.Message)

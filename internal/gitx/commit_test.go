@@ -824,3 +824,61 @@ func TestNestedRepositorySkipped(t *testing.T) {
 		t.Errorf("Dirty = %v, %v", dirty, err)
 	}
 }
+
+// indexHash is the blob .git/index records for name ("" when none).
+func indexHash(t *testing.T, dir, name string) string {
+	t.Helper()
+	g, err := git.PlainOpen(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, err := g.Storer.Index()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range idx.Entries {
+		if e.Name == name {
+			return e.Hash.String()
+		}
+	}
+	return ""
+}
+
+// A commit writes the index before it moves the branch: a kill between
+// the two leaves the turn uncommitted (the next run commits it) with the
+// index already right, never a commit on the branch with the index of the
+// turn before, which shows a finished task's files as changed. A branch
+// that cannot move gets the index before back.
+func TestCommitWritesTheIndexBeforeTheBranch(t *testing.T) {
+	dir, r := committedRepo(t, map[string]string{"a.txt": "one\n"})
+	head := headCommitObject(t, dir).Hash
+	one := plumbing.ComputeHash(plumbing.BlobObject, []byte("one\n")).String()
+	two := plumbing.ComputeHash(plumbing.BlobObject, []byte("two\n")).String()
+	write(t, dir, map[string]string{"a.txt": "two\n"})
+	called := false
+	beforeRefMove = func() error {
+		called = true
+		if got := indexHash(t, dir, "a.txt"); got != two {
+			t.Errorf("when the branch moves, the index holds %s for a.txt, want the staged %s", got, two)
+		}
+		if now := headCommitObject(t, dir).Hash; now != head {
+			t.Errorf("the branch moved before the index was written")
+		}
+		return errors.New("killed here")
+	}
+	t.Cleanup(func() { beforeRefMove = nil })
+	if _, err := r.CommitTurn(context.Background(), Turn{TaskID: "ab12cd34", Iteration: 1, Summary: "s", Status: "running"}); err == nil || !strings.Contains(err.Error(), "killed here") {
+		t.Fatalf("CommitTurn = %v, want the failure at the branch", err)
+	}
+	if !called {
+		t.Fatal("the commit never reached the point between the index and the branch")
+	}
+	if got := indexHash(t, dir, "a.txt"); got != one || headCommitObject(t, dir).Hash != head {
+		t.Errorf("after a branch that could not move: index %s for a.txt (want %s back), HEAD moved: %v", got, one, headCommitObject(t, dir).Hash != head)
+	}
+	beforeRefMove = nil
+	mustCommit(t, r, Turn{TaskID: "ab12cd34", Iteration: 1, Summary: "s", Status: "running"})
+	if dirty, err := r.Dirty(); err != nil || len(dirty) != 0 {
+		t.Errorf("after the commit: dirty %v, %v", dirty, err)
+	}
+}

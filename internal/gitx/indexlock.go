@@ -134,17 +134,8 @@ func staleMarker(data string) bool {
 	return !alive || now != start
 }
 
-// commit writes idx to a temporary file, renames it over .git/index and
-// releases the lock.
-func (l *indexLock) commit(idx *index.Index) error {
-	err := l.writeIndex(idx)
-	if err != nil {
-		return fmt.Errorf("write the git index (.git/index): %w; run `git status` to rebuild it", err)
-	}
-	l.release()
-	return nil
-}
-
+// writeIndex writes idx to a temporary file and renames it over
+// .git/index; the caller releases the lock.
 func (l *indexLock) writeIndex(idx *index.Index) error {
 	f, err := os.CreateTemp(l.root, "grub-index.*.tmp")
 	if err != nil {
