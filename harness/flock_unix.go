@@ -43,3 +43,9 @@ func lockWait(f *os.File) error {
 
 // unlock drops the flock on f.
 func unlock(f *os.File) error { return unix.Flock(int(f.Fd()), unix.LOCK_UN) }
+
+// processGone reports whether no process has the id pid here (a pid of 0
+// or less is never taken as gone).
+func processGone(pid int) bool {
+	return pid > 0 && errors.Is(unix.Kill(pid, 0), unix.ESRCH)
+}

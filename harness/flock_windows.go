@@ -40,3 +40,6 @@ func unlock(f *os.File) error {
 	ol := windows.Overlapped{OffsetHigh: lockOffsetHigh}
 	return windows.UnlockFileEx(windows.Handle(f.Fd()), 0, 1, 0, &ol)
 }
+
+// processGone is not known here: a recorded runner is taken as alive.
+func processGone(int) bool { return false }

@@ -104,7 +104,7 @@ func (s *Store) lock(id string, role LockRole) (*Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock task %s: %w", id, err)
 	}
-	if err := waitLock(f, path); err != nil {
+	if err := waitLock(f, path, s.HostName()); err != nil {
 		f.Close()
 		if le, ok := err.(*LockedError); ok {
 			le.ID = id
@@ -129,9 +129,12 @@ func (s *Store) lock(id string, role LockRole) (*Lock, error) {
 
 // waitLock takes the exclusive flock on f. It rides out Holder probes
 // (lockAttempts), and waits up to ShortHolderWait while the holder is a
-// short-lived command. A holder still there is a *LockedError (without
-// the task id).
-func waitLock(f *os.File, path string) error {
+// short-lived command, or while the record names a runner of this host
+// (host) that is gone: then what holds the file is a process the runner
+// started in its last moment, between its fork and its exec (a child
+// holds the runner's files until it execs), about to let go. A holder
+// still there is a *LockedError (without the task id).
+func waitLock(f *os.File, path, host string) error {
 	var deadline time.Time
 	for attempt := 1; ; attempt++ {
 		ok, err := tryLock(f, true)
@@ -146,7 +149,7 @@ func waitLock(f *os.File, path string) error {
 			continue
 		}
 		info := readLockInfo(path, true)
-		if info.Runner() {
+		if info.Runner() && !(info.Host == host && processGone(info.PID)) {
 			return &LockedError{Info: info}
 		}
 		if deadline.IsZero() {

@@ -284,3 +284,43 @@ func TestLockDeadHolderLeavesAgentPGID(t *testing.T) {
 		t.Fatalf("Holder after clearing = %+v", info)
 	}
 }
+
+// A runner killed while a child it started is between fork and exec
+// leaves that child holding the lock file for a moment: the record names
+// a runner that is gone. The next runner waits for the file instead of
+// saying the task is already running (make chaos found it on a loaded
+// machine). A live runner's lock is still refused at once.
+func TestLockWaitsOutAGoneRunnersChild(t *testing.T) {
+	s := newStore(t)
+	st := mustCreate(t, s, newState("g"))
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Skip(err)
+	}
+	record := fmt.Sprintf(`{"pid":%d,"host":%q,"startedAt":"2026-01-01T00:00:00Z","role":"runner"}`+"\n", gone.Process.Pid, s.HostName())
+	if err := os.WriteFile(s.Path(st.ID, FileLock), []byte(record), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The child's copy of the runner's open file, holding the flock.
+	child, err := os.OpenFile(s.Path(st.ID, FileLock), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := tryLock(child, true); !ok || err != nil {
+		t.Fatalf("tryLock = %v, %v", ok, err)
+	}
+	go func() { time.Sleep(300 * time.Millisecond); child.Close() }()
+	l, err := s.LockRunner(st.ID)
+	if err != nil {
+		t.Fatalf("LockRunner while a gone runner's child holds the file = %v, want the lock once it lets go", err)
+	}
+	// Now a live runner (this process) holds it: refused without waiting
+	// (were it waited for, the test would hang until its timeout).
+	defer func(w time.Duration) { ShortHolderWait = w }(ShortHolderWait)
+	ShortHolderWait = time.Hour
+	other := &Store{Root: s.Root, Host: s.Host}
+	if _, err := other.LockRunner(st.ID); !errors.As(err, new(*LockedError)) {
+		t.Fatalf("LockRunner while a live runner holds the lock = %v, want *LockedError", err)
+	}
+	l.Release()
+}
