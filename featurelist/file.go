@@ -114,19 +114,12 @@ func Encode(l *List) ([]byte, error) {
 	if l == nil {
 		return nil, errors.New("featurelist: cannot marshal a nil list")
 	}
-	c := *l
-	c.Features = make([]Feature, len(l.Features))
-	for i, f := range l.Features {
-		if f.Steps == nil {
-			f.Steps = []string{}
-		}
-		c.Features[i] = f
-	}
+	c := withSteps(l)
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(&c); err != nil {
+	if err := enc.Encode(c); err != nil {
 		return nil, fmt.Errorf("featurelist: %w", err)
 	}
 	return buf.Bytes(), nil

@@ -825,25 +825,6 @@ func TestNestedRepositorySkipped(t *testing.T) {
 	}
 }
 
-// indexHash is the blob .git/index records for name ("" when none).
-func indexHash(t *testing.T, dir, name string) string {
-	t.Helper()
-	g, err := git.PlainOpen(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	idx, err := g.Storer.Index()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range idx.Entries {
-		if e.Name == name {
-			return e.Hash.String()
-		}
-	}
-	return ""
-}
-
 // A commit writes the index before it moves the branch: a kill between
 // the two leaves the turn uncommitted (the next run commits it) with the
 // index already right, never a commit on the branch with the index of the
@@ -858,7 +839,7 @@ func TestCommitWritesTheIndexBeforeTheBranch(t *testing.T) {
 	called := false
 	beforeRefMove = func() error {
 		called = true
-		if got := indexHash(t, dir, "a.txt"); got != two {
+		if got := readIndexOf(t, r)["a.txt"]; got != two {
 			t.Errorf("when the branch moves, the index holds %s for a.txt, want the staged %s", got, two)
 		}
 		if now := headCommitObject(t, dir).Hash; now != head {
@@ -873,7 +854,7 @@ func TestCommitWritesTheIndexBeforeTheBranch(t *testing.T) {
 	if !called {
 		t.Fatal("the commit never reached the point between the index and the branch")
 	}
-	if got := indexHash(t, dir, "a.txt"); got != one || headCommitObject(t, dir).Hash != head {
+	if got := readIndexOf(t, r)["a.txt"]; got != one || headCommitObject(t, dir).Hash != head {
 		t.Errorf("after a branch that could not move: index %s for a.txt (want %s back), HEAD moved: %v", got, one, headCommitObject(t, dir).Hash != head)
 	}
 	beforeRefMove = nil
