@@ -559,3 +559,21 @@ func TestTurnsShareTheirBoundarySnapshot(t *testing.T) {
 		}
 	}
 }
+
+// A turn without failures clears the last error: status does not show,
+// after the task completed, a failure later turns got past (the log and
+// the ledger keep it).
+func TestSuccessClearsTheLastError(t *testing.T) {
+	t.Parallel()
+	r := newTask(t, nil)
+	st, err := r.run(context.Background(), "-features 2 -plan 2:flip-no-evidence", harness.LimitChanges{})
+	if err != nil {
+		t.Fatal(err, r.stderr.String())
+	}
+	if st.Status != harness.StatusComplete || st.LastError != "" {
+		t.Fatalf("status %s, last error %q; want complete with none\n%s", st.Status, st.LastError, r.stderr.String())
+	}
+	if !strings.Contains(r.log(), "evidence") {
+		t.Errorf("the log lost the failed turn:\n%s", r.log())
+	}
+}

@@ -554,7 +554,9 @@ func (c *Controller) settle(out *outcome) {
 		st.LastError = msg
 		st.Pending.Failure = msg
 	} else {
-		st.ConsecutiveFailures = 0
+		// The failures are over: status shows no error that no longer
+		// holds (the log and the ledger keep every turn's).
+		st.ConsecutiveFailures, st.LastError = 0, ""
 	}
 	if out.decision.Status == loopstate.Blocked && len(out.failures) == 0 {
 		st.ConsecutiveBlocked++
