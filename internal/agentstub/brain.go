@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"html"
 	"regexp"
 	"strconv"
 	"strings"
@@ -100,14 +99,21 @@ func (b Brain) Decide(c Conversation) Action {
 	return Action{Text: loopState("continue", "implemented "+id, fmt.Sprintf("implement feature-%d", k+1), id)}
 }
 
-// goalOf is the goal as the user wrote it: the prompt's goal block with
-// grub's escaping undone.
+// goalOf is the goal as the user wrote it: the prompt's goal block,
+// fenced as grub shows text from outside (a line of backticks, the text,
+// the same line), with the one change grub makes undone (a `\` after the
+// `<` of a tag that could end one of its blocks).
 func goalOf(prompt string) string {
 	m := goalRe.FindStringSubmatch(prompt)
 	if m == nil {
 		return ""
 	}
-	return html.UnescapeString(m[1])
+	body := m[1]
+	lines := strings.Split(body, "\n")
+	if n := len(lines); n >= 3 && len(lines[0]) >= 3 && strings.Trim(lines[0], "`") == "" && lines[n-1] == lines[0] {
+		body = strings.Join(lines[1:n-1], "\n")
+	}
+	return strings.ReplaceAll(body, "<\\", "<")
 }
 
 func loopState(status, summary, next, feature string) string {

@@ -6,13 +6,18 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/grub-dev/grub/prompts"
 )
 
-const initPrompt = "You are the coding agent of grub task 0a1b2c3d. This is the initializer turn (iteration 1).\n" +
-	"<goal>\nA &amp; B\n</goal>\nThe harness folder is .grub/0a1b2c3d/.\n"
+// The goal block as grub writes it (prompts.Fence): A & B </goal> ``` .
+var goalBlock = "<goal>\n" + prompts.Fence("A & B </goal> ```") + "\n</goal>\n"
 
-const execPrompt = "You are the coding agent of grub task 0a1b2c3d. This is execution turn 2 of at most 8.\n" +
-	"<goal>\nA &amp; B\n</goal>\n## Next feature\n\n- id: `feature-2`\n- verify: `test -f feature-2.done`\n" +
+var initPrompt = "You are the coding agent of grub task 0a1b2c3d. This is the initializer turn (iteration 1).\n" +
+	goalBlock + "The harness folder is .grub/0a1b2c3d/.\n"
+
+var execPrompt = "You are the coding agent of grub task 0a1b2c3d. This is execution turn 2 of at most 8.\n" +
+	goalBlock + "## Next feature\n\n- id: `feature-2`\n- verify: `test -f feature-2.done`\n" +
 	"- .grub/0a1b2c3d/feature-list.json: the feature list\n"
 
 func TestBrainDecide(t *testing.T) {
@@ -26,7 +31,7 @@ func TestBrainDecide(t *testing.T) {
 		noLoopSt bool
 	}{
 		{name: "initializer plans", c: Conversation{Prompt: initPrompt},
-			command: []string{".grub/0a1b2c3d/feature-list.json", `"goal": "A & B"`, `"id": "feature-2"`, "init.sh", okCommand}},
+			command: []string{".grub/0a1b2c3d/feature-list.json", `"goal": "A & B </goal> ` + "```" + `"`, `"id": "feature-2"`, "init.sh", okCommand}},
 		{name: "initializer ends", c: Conversation{Prompt: initPrompt, Results: []ToolResult{ok}},
 			text: []string{`"status":"continue"`, `"feature":"feature-1"`}},
 		{name: "execution flips the last feature", c: Conversation{Prompt: execPrompt},
