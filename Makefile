@@ -56,6 +56,7 @@ FUZZ_TARGETS = \
 	./schemas:FuzzPlainValidList \
 	./harness:FuzzDecodeState \
 	./harness:FuzzReadControl \
+	./harness:FuzzAcceptedChanges \
 	./agent/backend:FuzzParseUsageLines \
 	./agent/backend:FuzzParseClaudeResult \
 	./agent/backend:FuzzParseClaudeStream \

@@ -6,6 +6,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/grub-dev/grub/featurelist"
 	"github.com/grub-dev/grub/schemas"
 )
 
@@ -30,8 +31,9 @@ func FuzzDecodeState(f *testing.F) {
 		st, err := store.decodeState(id, data)
 		if err != nil {
 			var se *schemas.Error
-			if !errors.As(err, &se) {
-				t.Fatalf("error is not a *schemas.Error: %T %v", err, err)
+			var de *DamagedError // an acceptedList naming files that are not there
+			if !errors.As(err, &se) && !errors.As(err, &de) {
+				t.Fatalf("error is neither a *schemas.Error nor a *DamagedError: %T %v", err, err)
 			}
 			return
 		}
@@ -74,6 +76,52 @@ func FuzzReadControl(f *testing.F) {
 			if r.Kind == "" {
 				t.Fatalf("accepted a request without a kind: %+v", r)
 			}
+		}
+	})
+}
+
+// FuzzAcceptedChanges feeds arbitrary bytes, and an arbitrary applying
+// length, as accepted-list.changes.jsonl: rebuilding the accepted list must
+// never panic, and a list it returns is always the one the digest names.
+func FuzzAcceptedChanges(f *testing.F) {
+	store, err := Open(f.TempDir())
+	if err != nil {
+		f.Fatal(err)
+	}
+	st := fullState()
+	if err := os.MkdirAll(store.Dir(st.ID), 0o755); err != nil {
+		f.Fatal(err)
+	}
+	if err := store.SaveState(st); err != nil {
+		f.Fatal(err)
+	}
+	st.FeatureListBaseline.Features[0].Passes = !st.FeatureListBaseline.Features[0].Passes
+	if err := store.SaveState(st); err != nil {
+		f.Fatal(err)
+	}
+	acc := *st.AcceptedList
+	good, err := os.ReadFile(store.Path(st.ID, FileAcceptedChanges))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good, acc.ChangesBytes)
+	f.Add(append(good, good...), int64(len(good))*2)
+	f.Add([]byte(`{"index":-1,"feature":{}}`+"\n"), int64(26))
+	f.Add([]byte(`{"index":99}`+"\n"), int64(13))
+	f.Add([]byte("not json\n"), int64(9))
+	f.Fuzz(func(t *testing.T, changes []byte, n int64) {
+		if err := os.WriteFile(store.Path(st.ID, FileAcceptedChanges), changes, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		a := acc
+		a.ChangesBytes = n
+		l, ok := store.acceptedFromFiles(st.ID, a)
+		if !ok {
+			return
+		}
+		data, err := featurelist.Marshal(l)
+		if err != nil || digestOf(data) != acc.SHA256 {
+			t.Fatalf("rebuilt a list that is not the one named: %v\n%s", err, data)
 		}
 	})
 }
