@@ -246,7 +246,9 @@ func (l *Lock) Release() error {
 // Holder reports whether a live process holds the lock of task id, and
 // what the lock file says (when not held: the last holder, including any
 // agent process group a dead runner left behind). It probes with a shared
-// lock on its own descriptor and drops it at once.
+// lock on its own descriptor and drops it at once. A lock whose record
+// names a runner of this host that is gone is not held, whatever still
+// has the file open for a moment.
 func (s *Store) Holder(id string) (info LockInfo, held bool, err error) {
 	if err := s.checkTask(id); err != nil {
 		return LockInfo{}, false, err
@@ -269,7 +271,14 @@ func (s *Store) Holder(id string) (info LockInfo, held bool, err error) {
 			return LockInfo{}, false, fmt.Errorf("probe %s: %w", s.Rel(path), err)
 		}
 	}
-	return readLockInfo(path, !ok), !ok, nil
+	info = readLockInfo(path, !ok)
+	if !ok && info.Runner() && info.Host == s.HostName() && processGone(info.PID) {
+		// The runner is gone; what holds the file is a child it started in
+		// its last moment, about to let go (see waitLock): nobody runs the
+		// task, and Lock waits for the file.
+		return info, false, nil
+	}
+	return info, !ok, nil
 }
 
 // readLockInfo decodes the lock file. A holder writes it just after taking

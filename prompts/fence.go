@@ -144,6 +144,25 @@ func Fence(s string) string {
 	return f + "\n" + s + "\n" + f
 }
 
+// RestoreTags undoes NeutraliseTags: it removes the one backslash after
+// the "<" of each sequence NeutraliseTags changed, and nothing else, so
+// that RestoreTags(NeutraliseTags(s)) is s for every s. It is for reading
+// back what grub showed (a test's model stub reads the goal so).
+func RestoreTags(s string) string {
+	if !strings.Contains(s, `<\`) {
+		return s
+	}
+	names := TagNames()
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		b.WriteByte(s[i])
+		if s[i] == '<' && i+1 < len(s) && s[i+1] == '\\' && isTagSequence(s[i+2:], names) {
+			i++
+		}
+	}
+	return b.String()
+}
+
 // fenceFor returns the backtick line that fences s.
 func fenceFor(s string) string { return strings.Repeat("`", max(3, longestRun(s)+1)) }
 

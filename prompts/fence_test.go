@@ -61,18 +61,6 @@ func rawTag(s string) string {
 	return ""
 }
 
-// unneutralise undoes NeutraliseTags: it removes the one backslash after
-// the "<" of every guarded sequence.
-func unneutralise(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		b.WriteByte(s[i])
-		if s[i] == '<' && i+1 < len(s) && s[i+1] == '\\' && isTagSequence(s[i+2:], TagNames()) {
-			i++
-		}
-	}
-	return b.String()
-}
 
 func TestTagNames(t *testing.T) {
 	names := TagNames()
@@ -110,8 +98,8 @@ func TestNeutraliseTags(t *testing.T) {
 		if got != c.want {
 			t.Errorf("NeutraliseTags(%q) = %q, want %q", c.in, got, c.want)
 		}
-		if back := unneutralise(got); back != c.in {
-			t.Errorf("unneutralise(%q) = %q, want %q", got, back, c.in)
+		if back := RestoreTags(got); back != c.in {
+			t.Errorf("RestoreTags(%q) = %q, want %q", got, back, c.in)
 		}
 	}
 }
@@ -147,8 +135,8 @@ func FuzzNeutraliseAndFence(f *testing.F) {
 		if r := rawTag(out); r != "" {
 			t.Fatalf("NeutraliseTags(%q) = %q holds %q", s, out, r)
 		}
-		if back := unneutralise(out); back != s {
-			t.Fatalf("unneutralise(NeutraliseTags(%q)) = %q", s, back)
+		if back := RestoreTags(out); back != s {
+			t.Fatalf("RestoreTags(NeutraliseTags(%q)) = %q", s, back)
 		}
 		if plain := strings.ReplaceAll(s, "<", ""); NeutraliseTags(plain) != plain {
 			t.Fatalf("NeutraliseTags changed %q, which has no <", plain)

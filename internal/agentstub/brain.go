@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/grub-dev/grub/prompts"
 )
 
 // okMarker is what a scripted command prints when every part of it
@@ -101,8 +103,8 @@ func (b Brain) Decide(c Conversation) Action {
 
 // goalOf is the goal as the user wrote it: the prompt's goal block,
 // fenced as grub shows text from outside (a line of backticks, the text,
-// the same line), with the one change grub makes undone (a `\` after the
-// `<` of a tag that could end one of its blocks).
+// the same line), with the one change grub makes undone
+// (prompts.RestoreTags).
 func goalOf(prompt string) string {
 	m := goalRe.FindStringSubmatch(prompt)
 	if m == nil {
@@ -113,7 +115,7 @@ func goalOf(prompt string) string {
 	if n := len(lines); n >= 3 && len(lines[0]) >= 3 && strings.Trim(lines[0], "`") == "" && lines[n-1] == lines[0] {
 		body = strings.Join(lines[1:n-1], "\n")
 	}
-	return strings.ReplaceAll(body, "<\\", "<")
+	return prompts.RestoreTags(body)
 }
 
 func loopState(status, summary, next, feature string) string {

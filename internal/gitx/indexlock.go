@@ -49,6 +49,7 @@ func lockIndex(ctx context.Context, st *filesystem.Storage) (*indexLock, error) 
 	for delay := 10 * time.Millisecond; ; delay = min(2*delay, 200*time.Millisecond) {
 		err := l.create(path)
 		if err == nil {
+			l.removeTemps()
 			return l, nil
 		}
 		if !errors.Is(err, os.ErrExist) {
@@ -65,6 +66,16 @@ func lockIndex(ctx context.Context, st *filesystem.Storage) (*indexLock, error) 
 			return nil, ctx.Err()
 		case <-time.After(delay):
 		}
+	}
+}
+
+// removeTemps removes the index copies a grub killed inside writeIndex
+// left: only the lock's holder writes one, and the lock is now this
+// process's.
+func (l *indexLock) removeTemps() {
+	left, _ := filepath.Glob(filepath.Join(l.root, "grub-index.*.tmp"))
+	for _, p := range left {
+		_ = os.Remove(p)
 	}
 }
 

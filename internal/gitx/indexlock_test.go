@@ -65,3 +65,18 @@ func TestCommitRemovesStaleGrubLock(t *testing.T) {
 		})
 	}
 }
+
+// A copy of the index that a grub killed inside writeIndex left in .git
+// is removed by the next commit, which holds the lock.
+func TestCommitRemovesLeftIndexCopies(t *testing.T) {
+	dir, r := committedRepo(t, map[string]string{"a.txt": "one\n"})
+	left := filepath.Join(dir, ".git", "grub-index.12345.tmp")
+	if err := os.WriteFile(left, []byte("DIRC torn"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, map[string]string{"a.txt": "two\n"})
+	mustCommit(t, r, Turn{TaskID: "ab12cd34", Iteration: 1, Summary: "s", Status: "running"})
+	if _, err := os.Stat(left); !os.IsNotExist(err) {
+		t.Errorf("the left index copy is still there: %v", err)
+	}
+}
