@@ -61,7 +61,6 @@ func rawTag(s string) string {
 	return ""
 }
 
-
 func TestTagNames(t *testing.T) {
 	names := TagNames()
 	for _, want := range []string{"goal", "previous-failure", "loop-state", "user-answer", "agent-question", "init-output", "last-decision", "user-guidance"} {
