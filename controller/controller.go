@@ -251,6 +251,23 @@ func Run(ctx context.Context, o Options) (*harness.State, error) {
 	return c.loop(ctx)
 }
 
+// agentGroupLeft reports whether the agent group prev names still runs:
+// the group has a live member and, when the leader's start time is on
+// record, its leader is that process or gone (a group id cannot be
+// given to another process while a member of the group lives; a leader
+// with another start time is another process, after a reboot or once
+// the id came round again).
+func agentGroupLeft(prev harness.LockInfo) bool {
+	if !proc.GroupAlive(prev.AgentPGID) {
+		return false
+	}
+	if prev.AgentStart == 0 {
+		return true // a record from before start times were kept
+	}
+	start, ok := proc.StartTime(prev.AgentPGID)
+	return !ok || start == prev.AgentStart
+}
+
 // endLeftAgent ends the agent process group a dead runner left on record
 // in the lock file, so that two agents never work at once, and the
 // processes it recorded during its last turn (still the same processes:
@@ -277,7 +294,7 @@ func (c *Controller) endLeftAgent(prev harness.LockInfo) error {
 	if prev.AgentPGID <= 0 {
 		return nil
 	}
-	if prev.Host == host && proc.GroupAlive(prev.AgentPGID) {
+	if prev.Host == host && agentGroupLeft(prev) {
 		c.say("ending agent process group %d left behind by a runner that died", prev.AgentPGID)
 		if err := proc.KillGroup(prev.AgentPGID); err != nil {
 			return fmt.Errorf("end the agent left by the previous runner (process group %d): %w", prev.AgentPGID, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/grub-dev/grub/featurelist"
 	"github.com/grub-dev/grub/harness"
 	"github.com/grub-dev/grub/internal/failpoint"
+	"github.com/grub-dev/grub/internal/proc"
 	"github.com/grub-dev/grub/loopstate"
 	"github.com/grub-dev/grub/templates"
 )
@@ -217,7 +218,7 @@ func (c *Controller) runAgent(ctx context.Context, plan turnPlan) (agent.Result,
 		Timeout:         timeout,
 		Locale:          st.Locale,
 		TokenBudgetLeft: tokensLeft(st),
-		Started:         func(pgid int) { _ = c.lock.SetAgentPGID(pgid) },
+		Started:         func(pgid int) { start, _ := proc.StartTime(pgid); _ = c.lock.SetAgent(pgid, start) },
 		Activity:        c.progress.Activity,
 		Usage:           c.progress.Usage,
 	})

@@ -36,6 +36,12 @@ type LockInfo struct {
 	// 0 when none. A dead holder leaves it behind, so that the next
 	// controller can end that agent before starting its own.
 	AgentPGID int `json:"agentPgid,omitempty"`
+	// AgentStart is the start time of the agent group's leader (the
+	// process whose id is AgentPGID; clock ticks since boot, as
+	// /proc/<pid>/stat gives it), so that a group id used again by another
+	// process after the agent is gone (a reboot) is not taken for it; 0
+	// when not known.
+	AgentStart uint64 `json:"agentStart,omitempty"`
 	// Processes are grub's child processes seen during the current turn
 	// (an agent's helper, a daemon it detached and grub adopted as a
 	// subreaper), with their start times. A dead holder leaves them
@@ -118,7 +124,7 @@ func (s *Store) lock(id string, role LockRole) (*Lock, error) {
 	// controller has ended it (SetAgentPGID(0)): a short-lived holder such
 	// as grub pause must not make it forgotten.
 	l := &Lock{f: f, id: id, prev: prev, info: LockInfo{PID: os.Getpid(), Host: host, Role: role,
-		StartedAt: time.Now().UTC().Truncate(time.Second), AgentPGID: prev.AgentPGID, Processes: prev.Processes}}
+		StartedAt: time.Now().UTC().Truncate(time.Second), AgentPGID: prev.AgentPGID, AgentStart: prev.AgentStart, Processes: prev.Processes}}
 	if err := l.writeInfo(); err != nil {
 		unlock(f)
 		f.Close()
@@ -179,16 +185,23 @@ func (l *Lock) Previous() LockInfo { return l.prev }
 
 // SetAgentPGID records the process group of the agent now running (0: none)
 // in the lock file.
-func (l *Lock) SetAgentPGID(pgid int) error {
+func (l *Lock) SetAgentPGID(pgid int) error { return l.SetAgent(pgid, 0) }
+
+// SetAgent records the process group of the agent now running and its
+// leader's start time (see LockInfo.AgentStart); pgid 0 clears both.
+func (l *Lock) SetAgent(pgid int, start uint64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {
 		return fmt.Errorf("task %s: lock already released", l.id)
 	}
-	if l.info.AgentPGID == pgid {
-		return nil // on record already: no write, no fsync
+	if pgid == 0 {
+		start = 0
 	}
-	l.info.AgentPGID = pgid
+	if l.info.AgentPGID == pgid && l.info.AgentStart == start {
+		return nil // on record already: no write
+	}
+	l.info.AgentPGID, l.info.AgentStart = pgid, start
 	return l.writeInfo()
 }
 
