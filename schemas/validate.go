@@ -246,8 +246,9 @@ func ValidateGo(name, file string, v any) error {
 	return Validate(name, file, data)
 }
 
-// baselineKey is state.json's copy of the accepted feature list; the
-// schema allows null or a feature list there.
+// baselineKey is the accepted feature list in state files written before
+// accepted-list.json, which holds it now; the schema allows null or a
+// feature list there.
 const baselineKey = "featureListBaseline"
 
 // withoutBaseline is a state document with its baseline null: a shallow
