@@ -89,41 +89,53 @@ func ownMarker() string {
 // create makes the lock file with its marker in one step: a temporary file
 // hard-linked to path, which fails with os.ErrExist when path exists.
 func (l *indexLock) create(path string) error {
-	tmp := filepath.Join(l.root, fmt.Sprintf("grub-index-lock.%d.tmp", os.Getpid()))
-	if err := os.WriteFile(tmp, []byte(l.mark), 0o644); err != nil {
+	f, err := os.CreateTemp(l.root, fmt.Sprintf("grub-index-lock.%d.*.tmp", os.Getpid()))
+	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp)
-	return os.Link(tmp, path)
+	defer os.Remove(f.Name())
+	err = f.Chmod(0o644) // as git makes it
+	if err == nil {
+		_, err = f.WriteString(l.mark)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return os.Link(f.Name(), path)
 }
 
 // removeStale removes the index.lock at path when a grub process that is
 // gone holds it (same host, and no process with its pid and start time),
 // and reports whether it did. Where start times cannot be read, nothing
-// is ever stale.
+// is ever stale. The check and the removal run under a lock on the git
+// directory (serialised): otherwise a grub that read the stale lock could
+// remove the live one another grub took after removing it first. Nothing
+// else changes a lock that exists: git never removes one it does not
+// hold, and no one can create it while it is there.
 func removeStale(path string) bool {
-	data, err := os.ReadFile(path)
-	if err != nil || !staleMarker(string(data)) {
-		return false
-	}
-	// Take the file aside before removing it, and check it is still the
-	// one that was read: another process may have removed the stale lock
-	// and taken its own meanwhile.
-	aside := fmt.Sprintf("%s.stale-%d", path, os.Getpid())
-	if os.Rename(path, aside) != nil {
-		return false
-	}
-	if again, err := os.ReadFile(aside); err != nil || string(again) != string(data) {
-		_ = os.Link(aside, path) // put the live lock back
-	}
-	_ = os.Remove(aside)
-	var pid int
-	var start uint64
-	var host string
-	if _, err := fmt.Sscanf(string(data), lockMarker, &pid, &start, &host); err == nil {
-		_ = os.Remove(filepath.Join(filepath.Dir(path), fmt.Sprintf("grub-index-lock.%d.tmp", pid)))
-	}
-	return true
+	removed := false
+	serialised(filepath.Dir(path), func() {
+		data, err := os.ReadFile(path)
+		if err != nil || !staleMarker(string(data)) || os.Remove(path) != nil {
+			return
+		}
+		removed = true
+		var pid int
+		var start uint64
+		var host string
+		if _, err := fmt.Sscanf(string(data), lockMarker, &pid, &start, &host); err == nil {
+			// The dead grub's temporary lock files (named so by this grub,
+			// and by older ones without the random part).
+			left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), fmt.Sprintf("grub-index-lock.%d.*.tmp", pid)))
+			for _, p := range append(left, filepath.Join(filepath.Dir(path), fmt.Sprintf("grub-index-lock.%d.tmp", pid))) {
+				_ = os.Remove(p)
+			}
+		}
+	})
+	return removed
 }
 
 // staleMarker reports whether data is the marker of a grub process on this

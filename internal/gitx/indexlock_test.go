@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -78,5 +80,50 @@ func TestCommitRemovesLeftIndexCopies(t *testing.T) {
 	mustCommit(t, r, Turn{TaskID: "ab12cd34", Iteration: 1, Summary: "s", Status: "running"})
 	if _, err := os.Stat(left); !os.IsNotExist(err) {
 		t.Errorf("the left index copy is still there: %v", err)
+	}
+}
+
+// Commits that start at once on a lock a killed grub left remove it once:
+// at no moment do two of them hold the index lock (removing the stale
+// lock and checking it is stale happen under a lock on the git folder, so
+// a slow remover cannot take away the live lock a faster one made).
+func TestStaleLockRemovedOnceUnderContention(t *testing.T) {
+	dir, r := committedRepo(t, map[string]string{"a.txt": "one\n"})
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Skip(err)
+	}
+	host, _ := os.Hostname()
+	stale := fmt.Sprintf(lockMarker, dead.Process.Pid, 12345, host)
+	if !staleMarker(stale) {
+		t.Skip("start times cannot be read here: no lock is ever stale")
+	}
+	w, err := r.openWorkTree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, ".git", indexLockFile)
+	for round := range 30 {
+		if err := os.WriteFile(path, []byte(stale), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var holders atomic.Int32
+		var wg sync.WaitGroup
+		for range 6 {
+			wg.Go(func() {
+				l, err := lockIndex(context.Background(), w.st)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if n := holders.Add(1); n != 1 {
+					t.Errorf("round %d: %d commits held the index lock at once", round, n)
+				}
+				time.Sleep(200 * time.Microsecond)
+				holders.Add(-1)
+				l.release()
+			})
+		}
+		wg.Wait()
 	}
 }
