@@ -81,6 +81,9 @@ type Store struct {
 	// empty means os.Hostname. grub sets it from $GRUB_HOSTNAME (CI
 	// runners, tests playing a second machine).
 	Host string
+	// Private is the user's private grub folder (PrivateRoot), outside
+	// every workspace; empty means none (PrivateDir fails).
+	Private string
 }
 
 // HostName is the name of this machine as locks record it: Host, or
@@ -93,7 +96,8 @@ func (s *Store) HostName() string {
 	return h
 }
 
-// At returns the store of the workspace at root with s's settings (Host):
+// At returns the store of the workspace at root with s's settings (Host,
+// Private):
 // the same project in another work tree.
 func (s *Store) At(root string) (*Store, error) {
 	o, err := Open(root)
@@ -101,6 +105,7 @@ func (s *Store) At(root string) (*Store, error) {
 		return nil, err
 	}
 	o.Host = s.Host
+	o.Private = s.Private
 	return o, nil
 }
 

@@ -81,6 +81,7 @@ func (f *Factory) Store() (*harness.Store, error) {
 	s, err := f.OpenStore(root)
 	if err == nil && f.Getenv != nil {
 		s.Host = f.Getenv("GRUB_HOSTNAME") // a CI runner's stable name; tests play a second machine
+		s.Private = harness.PrivateRoot(f.Getenv)
 	}
 	return s, err
 }
