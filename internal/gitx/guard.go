@@ -114,6 +114,10 @@ type guardRoot struct {
 	// nested marks the paths of a repository nested in the work tree,
 	// whose .git was there before the turn.
 	nested bool
+	// mustBeDir marks objects/ and refs/: only that each is still a real
+	// folder is checked (grub and git write in them), and one that is not
+	// cannot be restored.
+	mustBeDir bool
 }
 
 // GitDirSnapshot is a copy of everything in a repository's git directory
@@ -194,10 +198,10 @@ func (s *GitDirSnapshot) Restore() error {
 		if s.rootSame(root, now) {
 			continue
 		}
-		if root.dotGit && root.nested && s.entries[root.path].kind == kindDir {
+		if (root.dotGit || root.mustBeDir) && root.nested && s.entries[root.path].kind == kindDir {
 			continue // a nested repository removed: named by Check, nothing planted
 		}
-		if root.dotGit && s.entries[root.path].kind == kindDir {
+		if (root.dotGit || root.mustBeDir) && s.entries[root.path].kind == kindDir {
 			return &GitDirGoneError{Path: s.label(root.path)}
 		}
 		if err := s.restoreRoot(root, now); err != nil {
@@ -216,13 +220,18 @@ func (s *GitDirSnapshot) Restore() error {
 	return nil
 }
 
-// GitDirGoneError is Restore's error when the work tree's git directory
-// was removed or replaced: its objects and refs are not in the copy.
+// GitDirGoneError is the error of Restore, and of GuardGitDir, when the
+// work tree's git directory, or its objects/ or refs/ folder, was removed
+// or replaced: objects and refs are not in the copy.
 type GitDirGoneError struct{ Path string }
 
 func (e *GitDirGoneError) Error() string {
-	return fmt.Sprintf("the git directory %s was removed or replaced; grub cannot restore it (its objects and refs are not in grub's copy)", e.Path)
+	return fmt.Sprintf("%s was removed or replaced; grub cannot restore it (git's objects and refs are not in grub's copy)", e.Path)
 }
+
+// GitDirBroken marks the error for callers that do not import gitx (the
+// controller asks errors.As for an error with this method).
+func (e *GitDirGoneError) GitDirBroken() {}
 
 // current reads the guarded paths as they are now; a file whose lstat
 // data is the same as when the copy read it is not read again (see
@@ -311,7 +320,7 @@ func readRoot(root guardRoot, m map[string]guardEntry, rd *guardRead) error {
 	if err != nil {
 		return err
 	}
-	if root.dotGit && e.kind == kindDir {
+	if (root.dotGit || root.mustBeDir) && e.kind == kindDir {
 		e.mode = 0 // only that it is a folder counts
 	}
 	m[root.path] = e

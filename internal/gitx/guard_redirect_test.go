@@ -254,3 +254,27 @@ func TestGuardedPathsRedirects(t *testing.T) {
 		t.Errorf("GuardedPaths holds HEAD: %q", got)
 	}
 }
+
+// TestGuardObjectsMoved: the commondir attack moves objects/ and refs/
+// into the agent's folder; the guard names both and, unable to put them
+// back, Restore is a *GitDirGoneError.
+func TestGuardObjectsMoved(t *testing.T) {
+	t.Parallel()
+	dir, r, _ := guardRepo(t)
+	s := record(t, r)
+	for _, name := range []string{"objects", "refs"} {
+		if err := os.Rename(filepath.Join(dir, ".git", name), filepath.Join(dir, name+"-moved")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	changes := mustCheck(t, s)
+	for _, want := range []string{".git/objects was removed", ".git/refs was removed"} {
+		if !slices.Contains(changes, want) {
+			t.Errorf("changes %q lack %q", changes, want)
+		}
+	}
+	var gone *GitDirGoneError
+	if err := s.Restore(); !errors.As(err, &gone) {
+		t.Fatalf("Restore: %v, want a *GitDirGoneError", err)
+	}
+}

@@ -35,6 +35,9 @@ func guardRoots(root string) ([]guardRoot, error) {
 		roots = append(roots, guardRoot{path: filepath.Join(gitDir, "gitdir"), kind: rootFile, base: gitDir})
 	}
 	roots = append(roots, gitDirRoots(commonDir, commonDir)...)
+	for _, name := range []string{"objects", "refs"} {
+		roots = append(roots, guardRoot{path: filepath.Join(commonDir, name), kind: rootFile, base: commonDir, mustBeDir: true})
+	}
 	configs := []guardRoot{
 		{path: filepath.Join(commonDir, "config"), kind: rootConfig, base: commonDir},
 		{path: filepath.Join(commonDir, "config.worktree"), kind: rootConfig, base: commonDir},
@@ -130,6 +133,9 @@ func moduleGitDirs(dir string, depth int, out *[]string) {
 func resolveGitDir(root string) (string, error) {
 	dotGit := filepath.Join(root, ".git")
 	fi, err := os.Lstat(dotGit)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("guard the git directory: %w", &GitDirGoneError{Path: ".git"})
+	}
 	if err != nil {
 		return "", fmt.Errorf("guard the git directory: %w", err)
 	}
