@@ -381,12 +381,8 @@ func (v sandboxView) line() string {
 	if len(v.PassEnv) > 0 {
 		s += ", passing " + strings.Join(v.PassEnv, " ")
 	}
-	if v.Mode != string(sandbox.ModeOff) {
-		if v.AllowGit {
-			s += ", .git writable but its hooks and config (--sandbox-allow-git)"
-		} else {
-			s += ", .git read-only"
-		}
+	if v.AllowGit && v.Mode != string(sandbox.ModeOff) {
+		s += ", .git writable but its hooks and config (--sandbox-allow-git)"
 	}
 	if v.Problem != "" {
 		s += "; the next run refuses it here: " + v.Problem
