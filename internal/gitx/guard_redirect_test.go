@@ -278,3 +278,30 @@ func TestGuardObjectsMoved(t *testing.T) {
 		t.Fatalf("Restore: %v, want a *GitDirGoneError", err)
 	}
 }
+
+// TestGitDirs: the folders the sandbox makes read-only as a whole are the
+// git directory and, for a linked work tree, the common directory too.
+func TestGitDirs(t *testing.T) {
+	t.Parallel()
+	dir, _, run := guardRepo(t)
+	writeMode(t, filepath.Join(dir, "a.txt"), "a\n", 0o644)
+	run(dir, "add", "a.txt")
+	run(dir, "commit", "-q", "-m", "a")
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := GitDirs(dir)
+	if err != nil || !slices.Equal(got, []string{filepath.Join(real, ".git")}) {
+		t.Errorf("GitDirs of the main work tree = %q, %v", got, err)
+	}
+	wt := filepath.Join(t.TempDir(), "linked")
+	run(dir, "worktree", "add", "-q", wt)
+	got, err = GitDirs(wt)
+	if err != nil || !slices.Equal(got, []string{filepath.Join(real, ".git", "worktrees", "linked"), filepath.Join(real, ".git")}) {
+		t.Errorf("GitDirs of a linked work tree = %q, %v", got, err)
+	}
+	if _, err := GitDirs(t.TempDir()); err == nil {
+		t.Error("GitDirs of a folder without .git: no error")
+	}
+}
