@@ -172,6 +172,9 @@ func resolveSandbox(sb harness.Sandbox, kind harness.AgentKind, root string, get
 	p := sandbox.Policy{Mode: mode, Workspace: root, Writable: allowPaths(root, sb.Allow), NoNetwork: sb.NoNetwork}
 	if mode == sandbox.ModeWorkspaceWrite {
 		p.Writable = append(p.Writable, agentConfigPaths(kind, getenv)...)
+		if sb.AllowGit {
+			p.Writable = append(p.Writable, outsideGitDirs(root)...)
+		}
 	}
 	if probe == nil {
 		probe = sandbox.Supported
@@ -188,6 +191,24 @@ func resolveSandbox(sb harness.Sandbox, kind harness.AgentKind, root string, get
 		from += " (no Landlock here)"
 	}
 	return sandboxSetup{Policy: resolved, From: from, ABI: abi, Warning: warning, PassEnv: sb.PassEnv, AllowGit: sb.AllowGit}, nil
+}
+
+// outsideGitDirs are the git directories of the work tree at root that lie
+// outside it (a linked work tree's, and the common directory it shares
+// with the main one): writable with --sandbox-allow-git, so that the
+// agent can commit there too.
+func outsideGitDirs(root string) []string {
+	dirs, err := gitx.GitDirs(root)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, d := range dirs {
+		if rel, err := filepath.Rel(root, d); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // agentConfigPaths are the folders and files Claude Code or the Codex CLI
