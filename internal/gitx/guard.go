@@ -213,7 +213,7 @@ func (s *GitDirSnapshot) Restore() error {
 		return err
 	}
 	for _, n := range added {
-		if err := os.RemoveAll(n); err != nil {
+		if err := removePlanted(n); err != nil {
 			return fmt.Errorf("remove the nested repository %s: %w", s.label(n), err)
 		}
 	}
@@ -434,7 +434,7 @@ func (s *GitDirSnapshot) restoreRoot(root guardRoot, now map[string]guardEntry) 
 			continue
 		}
 		if was.kind == kindMissing || have.kind != was.kind || (was.kind == kindLink && have.target != was.target) {
-			if err := os.RemoveAll(p); err != nil {
+			if err := removePlanted(p); err != nil {
 				return err
 			}
 			now[p] = guardEntry{}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"sort"
@@ -141,4 +142,25 @@ func (m *guardMemo) submodules(root string) map[string]bool {
 		}
 	}
 	return declaredSubmodules(root)
+}
+
+// removePlanted removes p and what it holds, as os.RemoveAll does; when
+// that fails (the turn made p's folder, or folders in p, read-only), it
+// makes them writable by their owner, never following a link, and tries
+// again.
+func removePlanted(p string) error {
+	err := os.RemoveAll(p)
+	if err == nil {
+		return nil
+	}
+	if fi, lerr := os.Lstat(filepath.Dir(p)); lerr == nil && fi.IsDir() {
+		_ = os.Chmod(filepath.Dir(p), fi.Mode().Perm()|0o700)
+	}
+	_ = filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(q, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(p)
 }

@@ -305,3 +305,29 @@ func TestGitDirs(t *testing.T) {
 		t.Error("GitDirs of a folder without .git: no error")
 	}
 }
+
+// TestGuardRemovesReadOnlyPlants: a nested repository, or a hook, in a
+// folder the turn made read-only is still removed.
+func TestGuardRemovesReadOnlyPlants(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() == 0 {
+		t.Skip("root removes from read-only folders anyway")
+	}
+	dir, r, run := guardRepo(t)
+	s := record(t, r)
+	run(dir, "init", "-q", "lib")
+	writeMode(t, filepath.Join(dir, ".git/hooks/pre-commit"), plantedHook, 0o755)
+	for _, d := range []string{"lib/.git/hooks", "lib/.git", "lib", ".git/hooks"} {
+		if err := os.Chmod(filepath.Join(dir, d), 0o555); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Restore(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"lib/.git", ".git/hooks/pre-commit"} {
+		if _, err := os.Lstat(filepath.Join(dir, p)); err == nil {
+			t.Errorf("%s is still there", p)
+		}
+	}
+}
