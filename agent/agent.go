@@ -31,6 +31,9 @@ type Turn struct {
 	// must neither read nor write, each with the reason the model is
 	// told. A backend whose tools grub confines enforces it.
 	Protected map[string]string
+	// ReadOnly names the harness files (of any task) the agent's tools may
+	// read but must not write, each with the reason the model is told.
+	ReadOnly map[string]string
 	// Skipped names the folders of a task folder (of any task) that the
 	// agent's searches do not enter: the transcripts and spilled outputs,
 	// whose copies of earlier tool results would drown real matches.

@@ -372,7 +372,7 @@ func (c *Controller) loop(ctx context.Context) (*harness.State, error) {
 		}
 		out, err := c.runTurn(ctx)
 		if err != nil {
-			return c.st, err
+			return c.st, c.stopOnError(err)
 		}
 		c.endOrphans()
 		// The turn's outcome decides the task's status before the turn is
@@ -387,7 +387,7 @@ func (c *Controller) loop(ctx context.Context) (*harness.State, error) {
 			c.st.Status, c.st.StopReason = stop.Status, stop.Reason
 		}
 		if err := c.record(context.WithoutCancel(ctx), out); err != nil {
-			return c.st, err
+			return c.st, c.stopOnError(err)
 		}
 		if hookStop := c.runTurnHook(context.WithoutCancel(ctx), out); hookStop != nil && !interrupted {
 			stop = hookStop // what the turn decided is in its commit; the hook's failure pauses the task
@@ -403,6 +403,30 @@ func (c *Controller) loop(ctx context.Context) (*harness.State, error) {
 			return c.finish(*stop)
 		}
 	}
+}
+
+// stopOnError ends a run that a machinery error stops in a turn: the task
+// is left failed with the error as its reason, never running with no
+// runner, and the error returned says what to do. A turn that removed or
+// broke the git directory beyond what the guard's copy restores (an
+// error with a GitDirBroken method, internal/gitx's) says so. The turn
+// stays awaiting, so that the resume after a fix records it as unknown.
+func (c *Controller) stopOnError(err error) error {
+	st := c.st
+	hint := fmt.Sprintf("fix it, then run grub resume %s", st.ID)
+	reason := fmt.Sprintf("grub stopped on an error in turn %d: %v", st.CurrentIteration, err)
+	var broken interface{ GitDirBroken() }
+	if errors.As(err, &broken) {
+		reason = fmt.Sprintf("turn %d: %v", st.CurrentIteration, err)
+		hint = fmt.Sprintf("nothing was committed; restore .git (from a backup, or a fresh clone's .git), check it with git status and git fsck, then run grub resume %s", st.ID)
+	}
+	st.Status, st.StopReason = harness.StatusFailed, reason+"; "+hint
+	if perr := c.persist(); perr != nil {
+		return fmt.Errorf("%w (and the task's state could not be saved: %v)", err, perr)
+	}
+	c.say("task %s failed: %s", st.ID, st.StopReason)
+	c.runStopHook(context.Background())
+	return fmt.Errorf("%w; task %s is left failed: %s", err, st.ID, hint)
 }
 
 // endOrphans ends what the turn left running (a daemon the agent

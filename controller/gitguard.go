@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -58,6 +59,10 @@ func (c *Controller) guardGit(out *outcome, snap GitSnapshot, who string) (plant
 	}
 	list := strings.Join(changes, "; ")
 	if err := snap.Restore(); err != nil {
+		var broken interface{ GitDirBroken() }
+		if errors.As(err, &broken) {
+			return true, fmt.Errorf("%s removed or broke the git directory (%s): %w", who, list, err)
+		}
 		return true, fmt.Errorf("%s changed git's configuration or hooks (%s) and grub could not restore them: %w; do not run git in this repository before checking .git", who, list, err)
 	}
 	out.failAs(harness.FindingTampering, "%s changed git's configuration or hooks, which can run programs with the user's rights; restored: %s", who, list)

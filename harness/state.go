@@ -248,7 +248,8 @@ func SameAgent(a, b Agent) bool {
 }
 
 // Sandbox records the sandbox settings a task asked for (grub start
-// --sandbox, --sandbox-allow, --no-network, --pass-env). They are
+// --sandbox, --sandbox-allow, --no-network, --pass-env,
+// --sandbox-allow-git). They are
 // resolved against the kernel at every run, so an empty Mode (the
 // default) can mean workspace-write on one machine and off on another.
 type Sandbox struct {
@@ -264,6 +265,11 @@ type Sandbox struct {
 	// PassEnv names secret-looking variables the shell tool, init.sh and
 	// verify commands still get.
 	PassEnv []string `json:"passEnv,omitempty"`
+	// AllowGit lets sandboxed commands write the git directory
+	// (--sandbox-allow-git), so that the agent can commit; its hooks,
+	// config and the other files git takes programs or other folders from
+	// stay read-only. By default the whole git directory is read-only.
+	AllowGit bool `json:"allowGit,omitempty"`
 }
 
 // Decision is the controller's record of a turn's outcome: the agent's

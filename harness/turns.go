@@ -65,6 +65,19 @@ func ProtectedFiles() map[string]string {
 	}
 }
 
+// ReadOnlyFiles names the files of a task folder the agent may read but
+// not write with its file tools, each with the reason it is told: grub's
+// records that grub alone writes and that are not ProtectedFiles. The
+// agent's own files stay writable: feature-list.json (grub restores what
+// it may not change), init.sh and progress-log.md (notes). It returns a
+// new map on each call.
+func ReadOnlyFiles() map[string]string {
+	return map[string]string{
+		FileChecklist: FileChecklist + " is rendered by grub from the accepted feature list after every turn; edit " + FileFeatureList,
+		fileKeep:      fileKeep + " is grub's link to the progress log, written only by grub; append notes to " + FileProgressLog,
+	}
+}
+
 // SkippedDirs names the folders of a task folder that the agent's searches
 // (list_files, glob, grep) do not enter from outside: the transcripts and
 // the spilled tool outputs, whose copies of earlier tool results would

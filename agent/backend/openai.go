@@ -172,7 +172,7 @@ func (o *OpenAI) turnTools(t agent.Turn) ([]tools.Tool, map[string]tools.Tool, [
 	if toolList == nil {
 		var err error
 		cfg := tools.DefaultConfig(t.Workspace, t.SpillDir)
-		cfg.TasksDir, cfg.Protected, cfg.Skipped = t.TasksDir, t.Protected, t.Skipped
+		cfg.TasksDir, cfg.Protected, cfg.ReadOnly, cfg.Skipped = t.TasksDir, t.Protected, t.ReadOnly, t.Skipped
 		cfg.Started = t.Started
 		cfg.Env, cfg.Wrap = o.cfg.ShellEnv, o.cfg.ShellWrap
 		toolList, err = tools.All(cfg)

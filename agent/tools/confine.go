@@ -39,13 +39,16 @@ type workspace struct {
 	// protected names the files of a task folder (tasksDir/<id>/) the model
 	// may neither read nor write, with the reason it is told.
 	protected map[string]string
-	tasksDir  string   // the folder under the root holding the task folders
-	skipped   []string // the task folders' folders walks do not enter
+	// readOnly names the files of a task folder the model may read but
+	// not write, with the reason it is told.
+	readOnly map[string]string
+	tasksDir string   // the folder under the root holding the task folders
+	skipped  []string // the task folders' folders walks do not enter
 }
 
 func newWorkspace(cfg Config) *workspace {
 	w := &workspace{root: filepath.Clean(cfg.Workspace), spill: filepath.Clean(cfg.SpillDir), protected: cfg.Protected,
-		tasksDir: cfg.TasksDir, skipped: cfg.Skipped}
+		readOnly: cfg.ReadOnly, tasksDir: cfg.TasksDir, skipped: cfg.Skipped}
 	switch {
 	case cfg.tasksErr() != nil:
 		w.rootErr = cfg.tasksErr()
@@ -147,7 +150,7 @@ func (w *workspace) resolve(p string, a access) (target, error) {
 		}
 		return target{}, mistakef("refused: %s leaves the workspace through \"..\"; every path must stay inside the workspace", p)
 	}
-	if msg, ok := w.protectedReason(lexical); ok {
+	if msg, ok := w.refusedReason(lexical, a); ok {
 		return target{}, mistakef("refused: %s", msg)
 	}
 
@@ -171,7 +174,7 @@ func (w *workspace) resolve(p string, a access) (target, error) {
 	if !inside {
 		return target{}, mistakef("refused: %s", w.escape(p, lexical, real))
 	}
-	if msg, ok := w.protectedReason(real); ok {
+	if msg, ok := w.refusedReason(real, a); ok {
 		return target{}, mistakef("refused: %s", msg)
 	}
 	return target{abs: real, rel: filepath.ToSlash(rel), base: base, local: filepath.ToSlash(local)}, nil
@@ -267,6 +270,42 @@ func (w *workspace) display(abs string) string {
 		return filepath.ToSlash(rel)
 	}
 	return abs
+}
+
+// refusedReason reports whether abs, a path under the resolved root, is
+// one the tools refuse for access a, and why: a path in a git directory
+// (any component named .git: the top one, a nested repository's, however
+// spelled, since resolve checks the lexical path and the path with links
+// resolved), a protected harness file of some task, or for writing one of
+// grub's records the agent may read.
+func (w *workspace) refusedReason(abs string, a access) (string, bool) {
+	rel, ok := within(w.real, abs)
+	if !ok {
+		return "", false
+	}
+	if msg, ok := gitRel(rel); ok {
+		return msg, true
+	}
+	if msg, ok := protectedRel(w.tasksDir, w.protected, rel); ok {
+		return msg, true
+	}
+	if a == writeAccess {
+		return protectedRel(w.tasksDir, w.readOnly, rel)
+	}
+	return "", false
+}
+
+// gitRel reports whether rel, relative to the workspace root, lies in a
+// git directory, and why it is refused. Names are compared without regard
+// to case, so that a case-insensitive file system cannot be used around
+// it.
+func gitRel(rel string) (string, bool) {
+	for _, part := range strings.Split(filepath.ToSlash(rel), "/") {
+		if strings.EqualFold(part, ".git") {
+			return fmt.Sprintf("%s is in a git directory (.git), which the file tools never read or write: git runs its hooks and config with the user's rights; use git commands in the shell", filepath.ToSlash(rel)), true
+		}
+	}
+	return "", false
 }
 
 // protectedReason reports whether abs, a path under the resolved root, is

@@ -38,7 +38,7 @@ func newEnv(t testing.TB, mod func(*Config)) *env {
 	}
 	e.writeAbs(filepath.Join(e.outside, "secret.txt"), "secret\n")
 	e.cfg = DefaultConfig(e.ws, filepath.Join(e.ws, ".grub", testTaskID, "spill"))
-	e.cfg.TasksDir, e.cfg.Protected, e.cfg.Skipped = harness.GrubDirName, harness.ProtectedFiles(), harness.SkippedDirs()
+	e.cfg.TasksDir, e.cfg.Protected, e.cfg.ReadOnly, e.cfg.Skipped = harness.GrubDirName, harness.ProtectedFiles(), harness.ReadOnlyFiles(), harness.SkippedDirs()
 	if mod != nil {
 		mod(&e.cfg)
 	}

@@ -97,6 +97,10 @@ type Config struct {
 	// may read or write, each with the reason the model is told; the
 	// harness provides the list. Nil protects nothing.
 	Protected map[string]string
+	// ReadOnly names the files of a task folder (any task) that tools may
+	// read but never write (grub's records the agent reads), each with the
+	// reason the model is told; the harness provides the list.
+	ReadOnly map[string]string
 	// Skipped names the folders of a task folder (any task) that
 	// list_files, glob and grep do not enter from outside (they still show
 	// them): the harness's transcripts and spilled outputs, whose copies of
@@ -197,7 +201,7 @@ func (c Config) validate() error {
 // tasksErr reports names of task folder entries given without the folder
 // they are in: protection that would silently apply to nothing.
 func (c Config) tasksErr() error {
-	if c.TasksDir == "" && (len(c.Protected) > 0 || len(c.Skipped) > 0) {
+	if c.TasksDir == "" && (len(c.Protected) > 0 || len(c.ReadOnly) > 0 || len(c.Skipped) > 0) {
 		return errors.New("tools: Config.Protected or Config.Skipped is set but Config.TasksDir is empty: set it to the name of the folder holding the task folders")
 	}
 	return nil

@@ -17,7 +17,7 @@ import (
 func (w *workspace) skipDir(rel string) bool {
 	parts := strings.Split(filepath.ToSlash(rel), "/")
 	last := parts[len(parts)-1]
-	if last == ".git" {
+	if strings.EqualFold(last, ".git") {
 		return true
 	}
 	return len(parts) == 3 && w.tasksDir != "" && strings.EqualFold(parts[0], w.tasksDir) && slices.Contains(w.skipped, last)

@@ -87,6 +87,9 @@ type configSandbox struct {
 	NoNetwork bool `json:"noNetworkAvailable"`
 	// Writable are the paths commands may write in that mode.
 	Writable []string `json:"writable"`
+	// AllowGit: commands may write the git directory
+	// (--sandbox-allow-git); false: it is read-only for them.
+	AllowGit bool `json:"allowGit"`
 	// Warning is what a run would warn about, if anything.
 	Warning string `json:"warning,omitempty"`
 }
@@ -186,7 +189,7 @@ func configRun(opts *ConfigOptions) error {
 		sb.From = strings.Replace(sb.From, "--sandbox", src.String(), 1)
 	}
 	out.Sandbox = configSandbox{Mode: string(sb.Policy.Mode), From: sb.From, LandlockABI: sb.ABI,
-		NoNetwork: sb.ABI >= sandbox.MinABINetwork, Writable: sb.Policy.WritablePaths(), Warning: sb.Warning}
+		NoNetwork: sb.ABI >= sandbox.MinABINetwork, Writable: sb.Policy.WritablePaths(), AllowGit: sb.AllowGit, Warning: sb.Warning}
 	if out.Sandbox.Writable == nil {
 		out.Sandbox.Writable = []string{}
 	}
@@ -253,6 +256,13 @@ func printConfig(opts *ConfigOptions, c configOutput) error {
 	row("  Landlock", abi)
 	if len(s.Writable) > 0 {
 		row("  writable", strings.Join(s.Writable, "\n\t"))
+	}
+	if s.Mode != string(sandbox.ModeOff) {
+		git := "read-only for sandboxed commands (--sandbox-allow-git lets the agent commit)"
+		if s.AllowGit {
+			git = "writable for sandboxed commands, but its hooks and config (--sandbox-allow-git)"
+		}
+		row("  .git", git)
 	}
 	l := c.Limits
 	row("limits", fmt.Sprintf("%d turns, %d failures in a row (%d for the initializer), %d blocked reports, %d-%d features",

@@ -72,8 +72,9 @@ When a controller is running the task, edit writes a request to its
 control.json and the change takes effect at the next turn boundary. When no
 controller runs it, state.json is changed directly.
 
---sandbox, --sandbox-allow, --no-network and --pass-env change the task's
-sandbox (see grub start --help; --sandbox default goes back to the default).
+--sandbox, --sandbox-allow, --no-network, --pass-env and --sandbox-allow-git
+change the task's sandbox (see grub start --help; --sandbox default goes
+back to the default).
 A running task records the change at once and applies it from its next
 run (grub resume): the commands of the current run keep the sandbox they
 started with.

@@ -321,7 +321,7 @@ func runTask(ctx context.Context, o runOptions) error {
 		if ok, why := sandbox.Namespaces(); ok {
 			wrap = sb.protectingWrapper(self, o.Store, o.ID)
 		} else {
-			fmt.Fprintln(o.IO.ErrOut, "grub: warning: "+why+"; git's hooks and config and grub's state files are guarded by the referee's check only")
+			fmt.Fprintln(o.IO.ErrOut, "grub: warning: "+why+"; .git is not read-only for sandboxed commands here, and what in it can run programs is guarded by the referee's check only")
 		}
 	}
 	env := sb.scrubbedEnv()

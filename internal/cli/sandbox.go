@@ -28,6 +28,12 @@ re-executing itself) that confines them; grub itself is never confined.
   --sandbox read-only        reads anywhere; writes only to the temp
                              directory and the devices (review or audit goals)
   --sandbox off              no restriction
+In both confining modes the git directory (.git) is read-only for these
+commands where user and mount namespaces are available: the agent cannot
+commit, move HEAD or plant anything git runs later. --sandbox-allow-git
+lets them write it (the agent can commit); its hooks, config and the other
+files git takes programs or other folders from stay read-only, and the
+referee checks them after every turn either way.
 workspace-write is the default where the kernel has Landlock, for --agent
 openai and --agent command; where it has none, the default is off, with a
 warning, and an explicit mode is an error (exit 2). For --agent claude and
@@ -49,6 +55,7 @@ type sandboxFlags struct {
 	Allow     []string
 	NoNetwork bool
 	PassEnv   []string
+	AllowGit  bool
 }
 
 func (s *sandboxFlags) register(cmd *cobra.Command) {
@@ -56,19 +63,20 @@ func (s *sandboxFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&s.Mode, "sandbox", "", "confine the commands run for the agent: workspace-write, read-only or off; default: workspace-write for --agent openai and command where Landlock is available, off for claude and codex (\"default\" goes back to it)")
 	fl.StringArrayVar(&s.Allow, "sandbox-allow", nil, "with --sandbox workspace-write: also let commands write under `path` (repeatable; '' clears the list)")
 	fl.BoolVar(&s.NoNetwork, "no-network", false, "refuse TCP connect and bind from sandboxed commands (Landlock ABI 4 or later; UDP and MPTCP are not covered)")
+	fl.BoolVar(&s.AllowGit, "sandbox-allow-git", false, "let sandboxed commands write the git directory, so that the agent can commit (its hooks and config stay read-only); by default .git is read-only for them")
 	fl.StringArrayVar(&s.PassEnv, "pass-env", nil, "let the secret-looking variable `NAME` through to the shell tool, init.sh and verify (repeatable; '' clears the list)")
 }
 
 // given reports whether any sandbox flag was given.
 func (s *sandboxFlags) given(cmd *cobra.Command) bool {
 	fl := cmd.Flags()
-	return fl.Changed("sandbox") || fl.Changed("sandbox-allow") || fl.Changed("no-network") || fl.Changed("pass-env")
+	return fl.Changed("sandbox") || fl.Changed("sandbox-allow") || fl.Changed("no-network") || fl.Changed("pass-env") || fl.Changed("sandbox-allow-git")
 }
 
 // apply writes the sandbox flags that were given into sb: --sandbox
 // replaces the mode ("default" clears it), --sandbox-allow and --pass-env
-// replace their lists, --no-network sets (or, =false, clears) the network
-// rule. Relative --sandbox-allow paths are made absolute.
+// replace their lists, --no-network and --sandbox-allow-git set (or,
+// =false, clear) their rules. Relative --sandbox-allow paths are made absolute.
 func (s *sandboxFlags) apply(cmd *cobra.Command, sb *harness.Sandbox) error {
 	fl := cmd.Flags()
 	if fl.Changed("sandbox") {
@@ -100,6 +108,9 @@ func (s *sandboxFlags) apply(cmd *cobra.Command, sb *harness.Sandbox) error {
 	if fl.Changed("no-network") {
 		sb.NoNetwork = s.NoNetwork
 	}
+	if fl.Changed("sandbox-allow-git") {
+		sb.AllowGit = s.AllowGit
+	}
 	if fl.Changed("pass-env") {
 		sb.PassEnv = nil
 		for _, n := range s.PassEnv {
@@ -130,6 +141,9 @@ type sandboxSetup struct {
 	Warning string
 	// PassEnv are the secret-looking variables let through.
 	PassEnv []string
+	// AllowGit lets commands write the git directory (only the guarded
+	// files in it stay read-only); false: all of it is read-only.
+	AllowGit bool
 }
 
 // landlockProbe reports the kernel's Landlock ABI; tests replace
@@ -158,6 +172,9 @@ func resolveSandbox(sb harness.Sandbox, kind harness.AgentKind, root string, get
 	p := sandbox.Policy{Mode: mode, Workspace: root, Writable: allowPaths(root, sb.Allow), NoNetwork: sb.NoNetwork}
 	if mode == sandbox.ModeWorkspaceWrite {
 		p.Writable = append(p.Writable, agentConfigPaths(kind, getenv)...)
+		if sb.AllowGit {
+			p.Writable = append(p.Writable, outsideGitDirs(root)...)
+		}
 	}
 	if probe == nil {
 		probe = sandbox.Supported
@@ -173,7 +190,25 @@ func resolveSandbox(sb harness.Sandbox, kind harness.AgentKind, root string, get
 	if resolved.Mode != mode {
 		from += " (no Landlock here)"
 	}
-	return sandboxSetup{Policy: resolved, From: from, ABI: abi, Warning: warning, PassEnv: sb.PassEnv}, nil
+	return sandboxSetup{Policy: resolved, From: from, ABI: abi, Warning: warning, PassEnv: sb.PassEnv, AllowGit: sb.AllowGit}, nil
+}
+
+// outsideGitDirs are the git directories of the work tree at root that lie
+// outside it (a linked work tree's, and the common directory it shares
+// with the main one): writable with --sandbox-allow-git, so that the
+// agent can commit there too.
+func outsideGitDirs(root string) []string {
+	dirs, err := gitx.GitDirs(root)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, d := range dirs {
+		if rel, err := filepath.Rel(root, d); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // agentConfigPaths are the folders and files Claude Code or the Codex CLI
@@ -221,10 +256,11 @@ func (s sandboxSetup) wrapper(self string) func([]string) []string {
 
 // protectingWrapper is wrapper for a task whose protected files the
 // launcher makes read-only (in a user and mount namespace of its own):
-// git's hooks and config, as the referee's guard lists them, and the
-// task's state.json, accepted list files, lock and control.json. The list
-// is read again for every command, so a config include or hooks folder
-// the referee restored is covered from then on.
+// the whole git directory (unless --sandbox-allow-git), git's hooks and
+// config and the other files the referee's guard lists, and the task's
+// state.json, accepted list files, lock and control.json. The list is
+// read again for every command, so a config include or hooks folder the
+// referee restored is covered from then on.
 func (s sandboxSetup) protectingWrapper(self string, store *harness.Store, id string) func([]string) []string {
 	if !s.Policy.Confines() {
 		return nil
@@ -239,6 +275,12 @@ func (s sandboxSetup) protectingWrapper(self string, store *harness.Store, id st
 			guarded = nil // not a repository: grub's own files only
 		}
 		p.ReadOnly = sandbox.ProtectedPaths(root, guarded, files)
+		if !s.AllowGit {
+			dirs, err := gitx.GitDirs(root)
+			if err == nil {
+				p.ReadOnly = append(p.ReadOnly, sandbox.WholeGitDirs(root, dirs)...)
+			}
+		}
 		return sandbox.Wrap(self, p, argv)
 	}
 }
@@ -257,6 +299,9 @@ func (s sandboxSetup) describe() string {
 	}
 	if len(s.PassEnv) > 0 {
 		d += ", passing " + strings.Join(s.PassEnv, " ")
+	}
+	if s.AllowGit {
+		d += ", .git writable"
 	}
 	return d
 }
@@ -306,7 +351,7 @@ func becomeReaper() bool {
 
 // sameSandbox reports whether two sandbox settings are the same.
 func sameSandbox(a, b harness.Sandbox) bool {
-	return a.Mode == b.Mode && a.NoNetwork == b.NoNetwork && slices.Equal(a.Allow, b.Allow) && slices.Equal(a.PassEnv, b.PassEnv)
+	return a.Mode == b.Mode && a.NoNetwork == b.NoNetwork && a.AllowGit == b.AllowGit && slices.Equal(a.Allow, b.Allow) && slices.Equal(a.PassEnv, b.PassEnv)
 }
 
 // sandboxView is a task's sandbox as status shows it: the settings, and
@@ -320,6 +365,8 @@ type sandboxView struct {
 	NoNetwork bool     `json:"noNetwork"`
 	Allow     []string `json:"allow,omitempty"`
 	PassEnv   []string `json:"passEnv,omitempty"`
+	// AllowGit: sandboxed commands may write the git directory.
+	AllowGit bool `json:"allowGit,omitempty"`
 	// Problem says why the next run would refuse the settings here.
 	Problem string `json:"problem,omitempty"`
 }
@@ -333,7 +380,7 @@ func newSandboxView(st *harness.State, root string, getenv func(string) string, 
 		getenv = func(string) string { return "" }
 	}
 	sb := st.Sandbox
-	v := sandboxView{NoNetwork: sb.NoNetwork, Allow: sb.Allow, PassEnv: sb.PassEnv}
+	v := sandboxView{NoNetwork: sb.NoNetwork, Allow: sb.Allow, PassEnv: sb.PassEnv, AllowGit: sb.AllowGit}
 	setup, err := resolveSandbox(sb, st.Agent.Kind, root, getenv, probe)
 	if err != nil {
 		v.Mode, v.From, v.Problem = sb.Mode, "--sandbox", err.Error()
@@ -354,6 +401,9 @@ func (v sandboxView) line() string {
 	}
 	if len(v.PassEnv) > 0 {
 		s += ", passing " + strings.Join(v.PassEnv, " ")
+	}
+	if v.AllowGit && v.Mode != string(sandbox.ModeOff) {
+		s += ", .git writable but its hooks and config (--sandbox-allow-git)"
 	}
 	if v.Problem != "" {
 		s += "; the next run refuses it here: " + v.Problem

@@ -200,3 +200,32 @@ func TestSandboxViewUsesTheFactoryEnv(t *testing.T) {
 		t.Errorf("view %+v, asked %v; want the factory's environment consulted", v, asked)
 	}
 }
+
+// --sandbox-allow-git is a sandbox setting like the others: edit stores
+// it in state.json (and =false clears it), status shows it, and
+// resolveSandbox carries it to the run.
+func TestSandboxAllowGit(t *testing.T) {
+	e := newTestEnv(t)
+	e.task("0a1b2c3d", time.Hour, nil)
+	if code, _, errOut := e.run("edit", "--sandbox-allow-git"); code != 0 {
+		t.Fatalf("edit --sandbox-allow-git: exit %d: %s", code, errOut)
+	}
+	st := e.state("0a1b2c3d")
+	if !st.Sandbox.AllowGit {
+		t.Fatalf("state's sandbox %+v, want allowGit", st.Sandbox)
+	}
+	v := newSandboxView(st, t.TempDir(), nil, func() (int, bool) { return 4, true })
+	if !v.AllowGit || !strings.Contains(v.line(), ".git writable but its hooks and config (--sandbox-allow-git)") {
+		t.Errorf("view %+v, line %q", v, v.line())
+	}
+	setup, err := resolveSandbox(st.Sandbox, harness.AgentCommand, t.TempDir(), func(string) string { return "" }, func() (int, bool) { return 4, true })
+	if err != nil || !setup.AllowGit {
+		t.Errorf("resolveSandbox: %+v, %v", setup, err)
+	}
+	if code, _, errOut := e.run("edit", "--sandbox-allow-git=false"); code != 0 {
+		t.Fatalf("edit --sandbox-allow-git=false: exit %d: %s", code, errOut)
+	}
+	if e.state("0a1b2c3d").Sandbox.AllowGit {
+		t.Error("allowGit still set after --sandbox-allow-git=false")
+	}
+}

@@ -31,7 +31,8 @@
 // Not supported: clean/smudge filters (Git LFS) and core.autocrlf
 // conversion (files are committed as they are on disk), submodule updates
 // (a submodule's recorded commit is kept), and nested repositories that are
-// not submodules (skipped, as git does).
+// not submodules (skipped, as git does; a gitlink in the index is kept only
+// for a submodule .gitmodules declared when the guard's copy was taken).
 //
 // gitx never pushes, resets, rebases, amends or moves any reference other
 // than the current branch (or a detached HEAD). It may import the standard

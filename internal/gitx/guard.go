@@ -26,13 +26,23 @@ import (
 // its common directory:
 //
 //   - the .git entry of the work tree itself (a folder, or a file naming the
-//     git directory), and a linked work tree's commondir file;
+//     git directory), the commondir file (which sends git elsewhere for
+//     everything; only a linked work tree has one), a linked work tree's
+//     gitdir file, and HEAD, which must stay a regular file naming a
+//     branch or a commit;
 //   - hooks/, and the folder core.hooksPath names (repository or global
 //     config), recursively;
 //   - config, config.worktree (both directories), and every file they
 //     include through include.path or includeIf.*.path, recursively up to
 //     maxIncludeDepth, conditions ignored;
-//   - info/attributes and info/exclude.
+//   - info/ (attributes, exclude, sparse-checkout…), recursively, and
+//     objects/info/alternates;
+//   - the other linked work trees' commondir, gitdir and config.worktree,
+//     and each submodule git directory under modules/ (its commondir,
+//     hooks/, info/, alternates and config);
+//   - every repository nested in the work tree (a .git folder or file
+//     below the top, guard_nested.go): the same files of it, and a nested
+//     repository the turn creates is a change, removed on Restore.
 //
 // What grub itself writes in the git directory (objects, refs, the index,
 // logs) is not guarded.
@@ -85,6 +95,10 @@ const (
 	rootFile   rootKind = iota // one file, compared by bytes and mode
 	rootConfig                 // a git config file, compared key by key
 	rootTree                   // a folder, recursively
+	// rootHead is HEAD: a change is one only when it leaves HEAD other
+	// than a regular file naming a branch or a commit (guard_head.go),
+	// since git checkout writes it.
+	rootHead
 )
 
 // guardRoot is one guarded path: a file, a config file or a folder.
@@ -97,6 +111,13 @@ type guardRoot struct {
 	// dotGit marks the work tree's .git entry: when it was a folder, only
 	// that it still is one is checked.
 	dotGit bool
+	// nested marks the paths of a repository nested in the work tree,
+	// whose .git was there before the turn.
+	nested bool
+	// mustBeDir marks objects/ and refs/: only that each is still a real
+	// folder is checked (grub and git write in them), and one that is not
+	// cannot be restored.
+	mustBeDir bool
 }
 
 // GitDirSnapshot is a copy of everything in a repository's git directory
@@ -105,8 +126,11 @@ type GitDirSnapshot struct {
 	workTree string
 	roots    []guardRoot
 	entries  map[string]guardEntry // by absolute path
-	now      func() time.Time
-	reads    int // files the last reading read (tests)
+	// nested are the .git entries below the work tree's top when the copy
+	// was taken (absolute paths).
+	nested map[string]bool
+	now    func() time.Time
+	reads  int // files the last reading read (tests)
 }
 
 // GuardGitDir copies the parts of the repository's git directory that can
@@ -117,7 +141,16 @@ func (r *Repo) GuardGitDir() (*GitDirSnapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &GitDirSnapshot{workTree: r.root, roots: roots, entries: map[string]guardEntry{}, now: r.guard.clock()}
+	nested, err := nestedRepos(r.root)
+	if err != nil {
+		return nil, err
+	}
+	roots = withNested(roots, nested)
+	s := &GitDirSnapshot{workTree: r.root, roots: roots, entries: map[string]guardEntry{}, nested: map[string]bool{}, now: r.guard.clock()}
+	for _, n := range nested {
+		s.nested[n] = true
+	}
+	r.guard.declare(declaredSubmodules(r.root))
 	rd := &guardRead{budget: &guardBudget{bytes: maxGuardBytes, entries: maxGuardEntries}, prev: r.guard.previous(), now: s.now}
 	for _, root := range roots {
 		if err := readRoot(root, s.entries, rd); err != nil {
@@ -141,6 +174,13 @@ func (s *GitDirSnapshot) Check() ([]string, error) {
 	for _, root := range s.roots {
 		changes = append(changes, s.describeRoot(root, now)...)
 	}
+	added, err := s.addedNested()
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range added {
+		changes = append(changes, fmt.Sprintf("%s was created: a repository nested in the work tree, whose hooks and config git would run; it is removed", s.label(n)))
+	}
 	return changes, nil
 }
 
@@ -158,15 +198,40 @@ func (s *GitDirSnapshot) Restore() error {
 		if s.rootSame(root, now) {
 			continue
 		}
-		if root.dotGit && s.entries[root.path].kind == kindDir {
-			return fmt.Errorf("the git directory %s was removed or replaced; grub cannot restore it: look at it before running git there", s.label(root.path))
+		if (root.dotGit || root.mustBeDir) && root.nested && s.entries[root.path].kind == kindDir {
+			continue // a nested repository removed: named by Check, nothing planted
+		}
+		if (root.dotGit || root.mustBeDir) && s.entries[root.path].kind == kindDir {
+			return &GitDirGoneError{Path: s.label(root.path)}
 		}
 		if err := s.restoreRoot(root, now); err != nil {
 			return fmt.Errorf("restore %s: %w", s.label(root.path), err)
 		}
 	}
+	added, err := s.addedNested()
+	if err != nil {
+		return err
+	}
+	for _, n := range added {
+		if err := removePlanted(n); err != nil {
+			return fmt.Errorf("remove the nested repository %s: %w", s.label(n), err)
+		}
+	}
 	return nil
 }
+
+// GitDirGoneError is the error of Restore, and of GuardGitDir, when the
+// work tree's git directory, or its objects/ or refs/ folder, was removed
+// or replaced: objects and refs are not in the copy.
+type GitDirGoneError struct{ Path string }
+
+func (e *GitDirGoneError) Error() string {
+	return fmt.Sprintf("%s was removed or replaced; grub cannot restore it (git's objects and refs are not in grub's copy)", e.Path)
+}
+
+// GitDirBroken marks the error for callers that do not import gitx (the
+// controller asks errors.As for an error with this method).
+func (e *GitDirGoneError) GitDirBroken() {}
 
 // current reads the guarded paths as they are now; a file whose lstat
 // data is the same as when the copy read it is not read again (see
@@ -205,6 +270,9 @@ func under(root guardRoot, maps ...map[string]guardEntry) []string {
 }
 
 func (s *GitDirSnapshot) rootSame(root guardRoot, now map[string]guardEntry) bool {
+	if root.kind == rootHead {
+		return headSame(entryIn(s.entries, root.path), entryIn(now, root.path))
+	}
 	for _, p := range under(root, s.entries, now) {
 		if !entryIn(s.entries, p).same(entryIn(now, p)) {
 			return false
@@ -252,7 +320,7 @@ func readRoot(root guardRoot, m map[string]guardEntry, rd *guardRead) error {
 	if err != nil {
 		return err
 	}
-	if root.dotGit && e.kind == kindDir {
+	if (root.dotGit || root.mustBeDir) && e.kind == kindDir {
 		e.mode = 0 // only that it is a folder counts
 	}
 	m[root.path] = e
@@ -366,7 +434,7 @@ func (s *GitDirSnapshot) restoreRoot(root guardRoot, now map[string]guardEntry) 
 			continue
 		}
 		if was.kind == kindMissing || have.kind != was.kind || (was.kind == kindLink && have.target != was.target) {
-			if err := os.RemoveAll(p); err != nil {
+			if err := removePlanted(p); err != nil {
 				return err
 			}
 			now[p] = guardEntry{}

@@ -12,6 +12,9 @@ import (
 
 // describeRoot names every change under root between the copy and now.
 func (s *GitDirSnapshot) describeRoot(root guardRoot, now map[string]guardEntry) []string {
+	if root.kind == rootHead {
+		return describeHead(s.label(root.path), entryIn(s.entries, root.path), entryIn(now, root.path))
+	}
 	var changes []string
 	gone := "" // a folder that was removed or replaced: its contents go unnamed
 	for _, p := range under(root, s.entries, now) {

@@ -23,8 +23,7 @@ func TestGuardedPaths(t *testing.T) {
 		filepath.Join(gitDir, "hooks"),
 		filepath.Join(gitDir, "config"),
 		filepath.Join(gitDir, "config.worktree"),
-		filepath.Join(gitDir, "info", "attributes"),
-		filepath.Join(gitDir, "info", "exclude"),
+		filepath.Join(gitDir, "info"),
 		filepath.Join(dir, "extra.cfg"),
 		filepath.Join(dir, "githooks"),
 	} {

@@ -24,21 +24,44 @@ func guardRoots(root string) ([]guardRoot, error) {
 	if data, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
 		commonDir = absFrom(gitDir, strings.TrimSpace(string(data)))
 	}
-	roots := []guardRoot{{path: dotGit, kind: rootFile, dotGit: true}}
-	if commonDir != gitDir {
-		roots = append(roots, guardRoot{path: filepath.Join(gitDir, "commondir"), kind: rootFile, base: gitDir})
+	roots := []guardRoot{
+		{path: dotGit, kind: rootFile, dotGit: true},
+		// A commondir file sends git to another folder for its config,
+		// hooks, objects and refs: in the main repository there is none.
+		{path: filepath.Join(gitDir, "commondir"), kind: rootFile, base: gitDir},
+		{path: filepath.Join(gitDir, "HEAD"), kind: rootHead, base: gitDir},
 	}
-	roots = append(roots,
-		guardRoot{path: filepath.Join(commonDir, "hooks"), kind: rootTree, base: commonDir},
-		guardRoot{path: filepath.Join(commonDir, "info", "attributes"), kind: rootFile, base: commonDir},
-		guardRoot{path: filepath.Join(commonDir, "info", "exclude"), kind: rootFile, base: commonDir},
-	)
+	if commonDir != gitDir {
+		roots = append(roots, guardRoot{path: filepath.Join(gitDir, "gitdir"), kind: rootFile, base: gitDir})
+	}
+	roots = append(roots, gitDirRoots(commonDir, commonDir)...)
+	for _, name := range []string{"objects", "refs"} {
+		roots = append(roots, guardRoot{path: filepath.Join(commonDir, name), kind: rootFile, base: commonDir, mustBeDir: true})
+	}
 	configs := []guardRoot{
 		{path: filepath.Join(commonDir, "config"), kind: rootConfig, base: commonDir},
 		{path: filepath.Join(commonDir, "config.worktree"), kind: rootConfig, base: commonDir},
 	}
 	if gitDir != commonDir {
 		configs = append(configs, guardRoot{path: filepath.Join(gitDir, "config.worktree"), kind: rootConfig, base: gitDir})
+	}
+	// The other linked work trees' files, and the git directories of
+	// submodules (modules/), each with its own config and hooks.
+	for _, wt := range subDirs(filepath.Join(commonDir, "worktrees")) {
+		if wt == gitDir {
+			continue
+		}
+		for _, name := range []string{"commondir", "gitdir"} {
+			roots = append(roots, guardRoot{path: filepath.Join(wt, name), kind: rootFile, base: commonDir})
+		}
+		configs = append(configs, guardRoot{path: filepath.Join(wt, "config.worktree"), kind: rootConfig, base: commonDir})
+	}
+	var modules []string
+	moduleGitDirs(filepath.Join(commonDir, "modules"), 0, &modules)
+	for _, m := range modules {
+		roots = append(roots, guardRoot{path: filepath.Join(m, "commondir"), kind: rootFile, base: commonDir})
+		roots = append(roots, gitDirRoots(m, commonDir)...)
+		configs = append(configs, guardRoot{path: filepath.Join(m, "config"), kind: rootConfig, base: commonDir})
 	}
 	configs, hooksPath := withIncludes(configs)
 	roots = append(roots, configs...)
@@ -54,11 +77,65 @@ func guardRoots(root string) ([]guardRoot, error) {
 	return roots, nil
 }
 
+// gitDirRoots are the folders and files of the git directory dir that can
+// make git run a program or read another repository's objects, besides
+// its config: hooks/, info/ (attributes, exclude, sparse-checkout…) and
+// objects/info/alternates. base is the folder every component between
+// must be a real folder of.
+func gitDirRoots(dir, base string) []guardRoot {
+	return []guardRoot{
+		{path: filepath.Join(dir, "hooks"), kind: rootTree, base: base},
+		{path: filepath.Join(dir, "info"), kind: rootTree, base: base},
+		{path: filepath.Join(dir, "objects", "info", "alternates"), kind: rootFile, base: base},
+	}
+}
+
+// subDirs lists the real folders in dir (none when it is missing).
+func subDirs(dir string) []string {
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, d := range des {
+		if d.Type().IsDir() {
+			out = append(out, filepath.Join(dir, d.Name()))
+		}
+	}
+	return out
+}
+
+// maxModules bounds the submodule git directories guarded.
+const maxModules = 100
+
+// moduleGitDirs adds to out the git directories under dir, a modules/
+// folder: a submodule's name may hold slashes, so any folder holding a
+// HEAD file is one, and its own modules/ folder is searched in turn.
+func moduleGitDirs(dir string, depth int, out *[]string) {
+	if depth > maxIncludeDepth {
+		return
+	}
+	for _, sub := range subDirs(dir) {
+		if len(*out) >= maxModules {
+			return
+		}
+		if fi, err := os.Lstat(filepath.Join(sub, "HEAD")); err == nil && fi.Mode().IsRegular() {
+			*out = append(*out, sub)
+			moduleGitDirs(filepath.Join(sub, "modules"), depth+1, out)
+			continue
+		}
+		moduleGitDirs(sub, depth+1, out)
+	}
+}
+
 // resolveGitDir is the work tree's git directory: .git itself, or the
 // folder a .git file names (a linked work tree, a submodule).
 func resolveGitDir(root string) (string, error) {
 	dotGit := filepath.Join(root, ".git")
 	fi, err := os.Lstat(dotGit)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("guard the git directory: %w", &GitDirGoneError{Path: ".git"})
+	}
 	if err != nil {
 		return "", fmt.Errorf("guard the git directory: %w", err)
 	}

@@ -52,6 +52,9 @@ type guardMemo struct {
 	mu   sync.Mutex
 	last map[string]guardEntry
 	now  func() time.Time
+	// declared are the submodules .gitmodules declared when the last copy
+	// was taken (guard_nested.go); nil: no copy yet.
+	declared map[string]bool
 }
 
 func (m *guardMemo) previous() map[string]guardEntry {

@@ -140,7 +140,7 @@ var guardCases = []guardCase{
 		if err := os.Symlink("../myinfo", filepath.Join(dir, ".git/info")); err != nil {
 			t.Fatal(err)
 		}
-	}, []string{".git/info/attributes is now behind", ".git/info/exclude is now behind"}},
+	}, []string{`.git/info was replaced by a link to "../myinfo"`}},
 }
 
 // TestGuardCatchesAndRestores plants each kind of program-running change

@@ -10,11 +10,11 @@ import (
 )
 
 // ProgramsInRepo lists what in the work tree root's repository makes git
-// run a program: hooks (executable files in hooks/ or the core.hooksPath
+// run a program: the repositories nested in the work tree, then hooks (executable files in hooks/ or the core.hooksPath
 // folder, git's *.sample files left out) and the config keys, in the
 // config files git reads for the repository and the files they include,
 // that name a program or a command (core.fsmonitor, alias.*, filter.*,
-// …). Each is one line, for a person ("hook .git/hooks/pre-commit",
+// …), for the repository and each nested one. Each is one line, for a person ("hook .git/hooks/pre-commit",
 // ".git/config: core.fsmonitor = \"…\""), paths relative to root where
 // they lie inside it. Outside a repository it returns nil. grub itself
 // never runs any of them; grub doctor shows them so that the user knows
@@ -25,9 +25,20 @@ func ProgramsInRepo(root string) ([]string, error) {
 		return nil, nil // not a repository
 	}
 	var out []string
+	nested, err := nestedRepos(root)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range nested {
+		out = append(out, "nested repository "+relTo(root, n)+" (git runs its hooks and config there, and from the outer repository for a submodule)")
+	}
+	roots = withNested(roots, nested)
 	for _, r := range roots {
 		switch r.kind {
 		case rootTree:
+			if r.base != "" && filepath.Base(r.path) != "hooks" {
+				continue // info/: no programs of its own
+			}
 			out = append(out, hooksIn(root, r.path)...)
 		case rootConfig:
 			lines, err := programKeysIn(root, r.path)

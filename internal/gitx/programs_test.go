@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -52,5 +53,30 @@ func TestProgramsInRepo(t *testing.T) {
 	}
 	if got, err := ProgramsInRepo(t.TempDir()); err != nil || got != nil {
 		t.Errorf("outside a repository: %q, %v", got, err)
+	}
+}
+
+// TestProgramsInNestedRepo: grub doctor names a repository nested in the
+// work tree and the programs its config names (issue 18: doctor said
+// nothing of a nested core.fsmonitor).
+func TestProgramsInNestedRepo(t *testing.T) {
+	dir, _, run := guardRepo(t)
+	run(dir, "init", "-q", "lib")
+	rawGit(t, filepath.Join(dir, "lib"), "config", "core.fsmonitor", "touch PLANTED")
+	writeMode(t, filepath.Join(dir, ".git/info/run.sh"), "#!/bin/sh\n", 0o755)
+	got, err := ProgramsInRepo(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"nested repository lib/.git (git runs its hooks and config there, and from the outer repository for a submodule)", `lib/.git/config: core.fsmonitor = "touch PLANTED"`}
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			t.Errorf("ProgramsInRepo = %q, lacks %q", got, w)
+		}
+	}
+	for _, g := range got {
+		if strings.Contains(g, "info/run.sh") {
+			t.Errorf("ProgramsInRepo names a file of info/ as a hook: %q", g)
+		}
 	}
 }

@@ -53,6 +53,9 @@ type scanner struct {
 	out      []*index.Entry
 	tooBig   []LeftOut // files left out for their size, by repository path
 
+	// submodules are the paths a gitlink is kept for (declared in
+	// .gitmodules before the turn: guardMemo.submodules).
+	submodules     map[string]bool
 	harnessDir     string          // grub's folder (repository path); "": no harness rule
 	harnessTracked map[string]bool // the names committed in a task folder
 }
@@ -69,6 +72,7 @@ func newScanner(ctx context.Context, r *Repo, idx *index.Index, cfg *gitConfig, 
 		maxSize:  MaxFileSize,
 	}
 	s.harnessDir, s.harnessTracked = r.harnessRule()
+	s.submodules = r.guard.submodules(r.root)
 	for _, e := range idx.Entries {
 		if !r.inScope(e.Name) {
 			continue
@@ -188,9 +192,12 @@ func (s *scanner) walk(dir string, comps []string, ps []gitignore.Pattern, ignor
 		switch t := d.Type(); {
 		case t.IsDir():
 			if old != nil && old.Mode == filemode.Submodule {
-				c := *old
-				s.out = append(s.out, &c)
-				continue
+				if s.submodules[rel] {
+					c := *old
+					s.out = append(s.out, &c)
+					continue
+				}
+				old = nil // a gitlink nobody declared leaves the index
 			}
 			ign := ignoredDir || matchIgnored(ps, p, true)
 			if ign && !s.hasTrackedUnder(rel) {

@@ -53,3 +53,31 @@ func within(path, dir string) bool {
 	rel, err := filepath.Rel(dir, path)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
+
+// WholeGitDirs is the part of Policy.ReadOnly that makes a repository's
+// git directories read-only as a whole (gitDirs, from gitx.GitDirs: the
+// work tree's git directory, and a linked work tree's common directory),
+// so that no command commits, moves HEAD or writes anything git reads:
+// the default, as Codex's workspace-write mode does. A task that lets the
+// agent commit (--sandbox-allow-git) leaves them out, and only the
+// guarded files in them (ProtectedPaths) stay read-only. Paths are made
+// absolute from the workspace and cleaned; one that holds the workspace
+// is left out.
+func WholeGitDirs(workspace string, gitDirs []string) []string {
+	ws := filepath.Clean(workspace)
+	var out []string
+	for _, p := range gitDirs {
+		if p == "" {
+			continue
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(ws, p)
+		}
+		p = filepath.Clean(p)
+		if within(ws, p) {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}

@@ -83,3 +83,14 @@ func TestWithoutNamespaces(t *testing.T) {
 		t.Errorf("without namespaces: %+v, %q; want no read-only paths and both warnings", got, w)
 	}
 }
+
+// TestWholeGitDirs: the git directories are listed absolute and clean;
+// one that holds the workspace is left out (it would make it read-only).
+func TestWholeGitDirs(t *testing.T) {
+	ws := "/home/u/repo"
+	got := WholeGitDirs(ws, []string{"/home/u/repo/.git", ".git/", "/home/u/main/.git/worktrees/x/../x", "/home/u", ""})
+	want := []string{"/home/u/repo/.git", "/home/u/repo/.git", "/home/u/main/.git/worktrees/x"}
+	if !slices.Equal(got, want) {
+		t.Errorf("WholeGitDirs = %q, want %q", got, want)
+	}
+}
