@@ -43,12 +43,17 @@ func TestScripts(t *testing.T) {
 		RequireUniqueNames:  true,
 		// [landlock]: the kernel offers Landlock (the sandbox's tests);
 		// [userns]: the sandbox launcher can enter a user and mount
-		// namespace to make protected files read-only.
+		// namespace to make protected files read-only; [scope]: Landlock
+		// ABI 6, whose signal scope keeps sandboxed commands from
+		// signalling grub.
 		Condition: func(cond string) (bool, error) {
 			switch cond {
 			case "landlock":
 				_, ok := sandbox.Supported()
 				return ok, nil
+			case "scope":
+				abi, _ := sandbox.Supported()
+				return abi >= sandbox.MinABIScope, nil
 			case "userns":
 				ok, _ := sandbox.Namespaces()
 				return ok, nil
