@@ -112,8 +112,10 @@ type Options struct {
 
 // Reaper finds and ends the processes a turn leaves behind. grub's cli
 // makes the process a child subreaper and passes one built on
-// internal/proc; the controller calls it after every turn, once
-// verification is done and nothing of grub's own runs.
+// internal/proc; the controller calls it twice a turn, when nothing of
+// grub's own runs: once the agent is done, before the referee reads the
+// work tree, and once init.sh and verify are done, before the commit
+// (endTurnProcesses).
 type Reaper interface {
 	// Descendants lists grub's live descendant processes (the parent
 	// chain reaches grub; a setsid daemon included) with their start
@@ -374,7 +376,11 @@ func (c *Controller) loop(ctx context.Context) (*harness.State, error) {
 		if err != nil {
 			return c.st, err
 		}
-		c.endOrphans()
+		// runTurn ended the turn's processes (endTurnProcesses) and its
+		// scanner: nothing of the turn is on record any more.
+		if c.opts.Reaper != nil {
+			_ = c.lock.SetProcesses(nil)
+		}
 		// The turn's outcome decides the task's status before the turn is
 		// recorded, so that its log entry and commit carry the final status.
 		c.account()
@@ -403,22 +409,6 @@ func (c *Controller) loop(ctx context.Context) (*harness.State, error) {
 			return c.finish(*stop)
 		}
 	}
-}
-
-// endOrphans ends what the turn left running (a daemon the agent
-// detached, re-parented to grub), now that the turn and its verification
-// are over, and clears the processes on record in the lock.
-func (c *Controller) endOrphans() {
-	if c.opts.Reaper == nil {
-		return
-	}
-	ended, err := c.opts.Reaper.EndOrphans()
-	if err != nil {
-		c.say("could not end the processes turn %d left behind: %v", c.st.CurrentIteration, err)
-	} else if len(ended) > 0 {
-		c.say("turn %d left %d process(es) running; ended them: %v", c.st.CurrentIteration, len(ended), ended)
-	}
-	_ = c.lock.SetProcesses(nil)
 }
 
 // finish ends the task with the given status and persists it. Requests

@@ -79,8 +79,9 @@ func (c *Controller) refereeGuarded(ctx context.Context, out *outcome, message s
 	if err := c.referee(ctx, out, message, agentFailed, outputCut); err != nil {
 		return err
 	}
+	ended := c.endTurnProcesses(out, leftByChecks)
 	planted, err := c.guardGit(out, snap, "init.sh or a verify command, run by grub to verify the turn,")
-	if err != nil || !planted {
+	if err != nil || (!planted && ended) {
 		return err
 	}
 	st.FeatureListBaseline, st.Phase = base, phase
@@ -101,12 +102,16 @@ func (c *Controller) reconcileGuarded(ctx context.Context) error {
 		return err
 	}
 	out := &outcome{}
+	ended := c.endTurnProcesses(out, leftByChecks)
 	planted, err := c.guardGit(out, snap, "init.sh, run to check the feature list when the run started,")
-	if err != nil || !planted {
+	if err != nil || (!planted && ended) {
 		return err
 	}
 	c.st.FeatureListBaseline = base
-	c.appendLog(logEntry{decision: loopstate.Reconciled, summary: "init.sh changed git's configuration or hooks when the run started; grub restored them",
-		failure: strings.Join(out.failures, "\n")})
+	summary := "init.sh changed git's configuration or hooks when the run started; grub restored them"
+	if !planted {
+		summary = "init.sh left processes grub could not end when the run started; the feature list was not reconciled"
+	}
+	c.appendLog(logEntry{decision: loopstate.Reconciled, summary: summary, failure: strings.Join(out.failures, "\n")})
 	return c.restoreIfChanged()
 }
