@@ -104,7 +104,9 @@ func TestRunEndsProcessesLeftOnRecord(t *testing.T) {
 // process tree that forks faster than it is killed.
 type stubbornReaper struct{}
 
-func (stubbornReaper) Descendants() []harness.ProcessRef { return []harness.ProcessRef{{PID: 1 << 22, Start: 1}} }
+func (stubbornReaper) Descendants() []harness.ProcessRef {
+	return []harness.ProcessRef{{PID: 1 << 22, Start: 1}}
+}
 func (stubbornReaper) EndOrphans() ([]int, error) {
 	return []int{1 << 22}, errors.New("orphans kept appearing")
 }
