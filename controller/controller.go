@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -348,9 +349,21 @@ func (c *Controller) recoverUnknownTurn(ctx context.Context) error {
 	d.Iteration = st.CurrentIteration
 	st.LastDecision = &d
 	st.Pending.RecoveredUnknownTurn = true
+	out := &outcome{decision: d, phase: st.Phase}
+	if err := c.recoverGit(out); err != nil {
+		return err
+	}
 	entry := templates.Entry{Iteration: st.CurrentIteration, Phase: string(st.Phase), Decision: loopstate.Unknown,
-		Summary: "grub stopped during this turn (crash or kill); its outcome is unknown and it is not replayed", At: c.now().UTC()}
-	ledger := c.ledgerLine(&outcome{decision: d, phase: st.Phase}, entry)
+		Summary: "grub stopped during this turn (crash or kill); its outcome is unknown and it is not replayed", At: c.now().UTC(),
+		Failure: strings.Join(out.failures, "\n")}
+	if len(out.failures) > 0 {
+		// As the end of the turn would have: a failed turn, told to the
+		// agent in the next prompt.
+		st.ConsecutiveFailures++
+		st.LastError = entry.Failure
+		st.Pending.Failure = entry.Failure
+	}
+	ledger := c.ledgerLine(out, entry)
 	if err := c.saveRecord(entry, d.Summary, &ledger, 0, false); err != nil {
 		return err
 	}

@@ -16,6 +16,8 @@ import (
 // commit` would run it with the user's rights, outside any sandbox.
 type GitGuard interface {
 	Record() (GitSnapshot, error)
+	// Load reads back a copy its snapshot's Encode wrote.
+	Load(data []byte) (GitSnapshot, error)
 }
 
 // GitSnapshot is one copy taken by a GitGuard.
@@ -25,6 +27,10 @@ type GitSnapshot interface {
 	Check() ([]string, error)
 	// Restore puts the copy back.
 	Restore() error
+	// Encode writes the copy (as JSON) for GitGuard.Load: it is kept
+	// with the turn's record, so that a resume after a crash mid-turn
+	// compares and restores as the end of the turn would have.
+	Encode() ([]byte, error)
 }
 
 // recordGit takes the copy of the git directory's guarded files; nil
@@ -38,6 +44,46 @@ func (c *Controller) recordGit() (GitSnapshot, error) {
 		return nil, fmt.Errorf("copy git's hooks and configuration before the turn: %w", err)
 	}
 	return snap, nil
+}
+
+// keepGitCopy keeps the copy taken before the turn in the task's private
+// folder, outside the workspace where nothing the turn runs can write it,
+// before state says the turn is awaited: a run that finds the turn
+// awaited after a crash compares with it (recoverGit). Without a private
+// folder (in-process tests) nothing is kept.
+func (c *Controller) keepGitCopy(snap GitSnapshot) error {
+	if snap == nil || c.store.Private == "" {
+		return nil
+	}
+	data, err := snap.Encode()
+	if err != nil {
+		return fmt.Errorf("keep the copy of git's hooks and configuration: %w", err)
+	}
+	return c.store.SaveGuardCopy(c.st.ID, c.st.CurrentIteration, data)
+}
+
+// recoverGit compares the git directory with the copy kept before the
+// turn a crash interrupted (keepGitCopy), as the end of that turn would
+// have: each change is restored and named in out, the unknown turn's
+// record. A copy of another turn (or none: an older grub) is not used.
+func (c *Controller) recoverGit(out *outcome) error {
+	if c.opts.GitGuard == nil || c.store.Private == "" {
+		return nil
+	}
+	iteration, data, ok, err := c.store.LoadGuardCopy(c.st.ID)
+	if err != nil {
+		return err
+	}
+	if !ok || iteration != c.st.CurrentIteration {
+		return nil
+	}
+	snap, err := c.opts.GitGuard.Load(data)
+	if err != nil {
+		c.say("warning: the copy of git's hooks and configuration kept before turn %d cannot be read (%v); check .git yourself", iteration, err)
+		return nil
+	}
+	_, err = c.guardGit(out, snap, "the turn, which a crash interrupted,")
+	return err
 }
 
 // guardGit compares the git directory with the copy; on any change it

@@ -153,6 +153,9 @@ func (c *Controller) prepareTurn() (turnPlan, error) {
 	if err != nil {
 		return turnPlan{}, err
 	}
+	if err := c.keepGitCopy(git); err != nil {
+		return turnPlan{}, err
+	}
 	initScript, _ := c.store.ReadInitScript(st.ID) // nil when unreadable: the starter is restored then
 	// Keep the log's inode, so that a log the agent replaces by a link is
 	// put back with its content (checkRegularFiles).

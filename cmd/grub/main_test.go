@@ -62,6 +62,15 @@ func TestScripts(t *testing.T) {
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("TZ", "UTC")
+			// grub's private folder (harness.PrivateRoot) outside $WORK,
+			// which is often the workspace, and not under the shared
+			// HOME testscript sets (/no-home).
+			state, err := os.MkdirTemp("", "grub-state-")
+			if err != nil {
+				return err
+			}
+			env.Defer(func() { _ = os.RemoveAll(state) })
+			env.Setenv("XDG_STATE_HOME", state)
 			// Under -race every grub run would sleep a second at exit
 			// waiting for late reports; the scripts run grub hundreds of
 			// times.

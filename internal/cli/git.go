@@ -143,3 +143,11 @@ func (g gitGuard) Record() (controller.GitSnapshot, error) {
 	}
 	return s, nil
 }
+
+func (g gitGuard) Load(data []byte) (controller.GitSnapshot, error) {
+	s, err := gitx.DecodeGitDirSnapshot(data)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}

@@ -1,0 +1,107 @@
+package gitx
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"time"
+)
+
+// A guard's copy is kept on disk with the turn's record (outside the
+// workspace), so that a run that resumes after a crash mid-turn compares
+// and restores as the end of the turn would have. The form is generic:
+// the guarded roots, and one record per path with its kind, mode, bytes
+// or link target; whatever paths the guard covers, they are written the
+// same way. lstat data is not kept: a decoded copy reads every file again.
+
+// guardCopyVersion is the version of the encoded form.
+const guardCopyVersion = 1
+
+type encodedCopy struct {
+	Version  int            `json:"version"`
+	WorkTree string         `json:"workTree"`
+	Roots    []encodedRoot  `json:"roots"`
+	Entries  []encodedEntry `json:"entries"`
+}
+
+type encodedRoot struct {
+	Path   string `json:"path"`
+	Kind   string `json:"kind"` // file, config, tree
+	Base   string `json:"base,omitempty"`
+	DotGit bool   `json:"dotGit,omitempty"`
+}
+
+type encodedEntry struct {
+	Path   string      `json:"path"`
+	Kind   string      `json:"kind"` // absent, file, dir, link, other, blocked
+	Mode   fs.FileMode `json:"mode,omitempty"`
+	Data   []byte      `json:"data,omitempty"` // base64 in JSON
+	Target string      `json:"target,omitempty"`
+}
+
+var (
+	rootKindNames  = map[rootKind]string{rootFile: "file", rootConfig: "config", rootTree: "tree"}
+	entryKindNames = map[entryKind]string{kindMissing: "absent", kindFile: "file", kindDir: "dir", kindLink: "link", kindOther: "other", kindBlocked: "blocked"}
+)
+
+// Encode writes the copy in a form DecodeGitDirSnapshot reads back.
+func (s *GitDirSnapshot) Encode() ([]byte, error) {
+	out := encodedCopy{Version: guardCopyVersion, WorkTree: s.workTree, Roots: []encodedRoot{}, Entries: []encodedEntry{}}
+	for _, r := range s.roots {
+		out.Roots = append(out.Roots, encodedRoot{Path: r.path, Kind: rootKindNames[r.kind], Base: r.base, DotGit: r.dotGit})
+	}
+	paths := make([]string, 0, len(s.entries))
+	for p := range s.entries {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		e := s.entries[p]
+		out.Entries = append(out.Entries, encodedEntry{Path: p, Kind: entryKindNames[e.kind], Mode: e.mode, Data: e.data, Target: e.target})
+	}
+	return json.Marshal(out)
+}
+
+// DecodeGitDirSnapshot reads a copy Encode wrote. Check and Restore then
+// work as on the copy it was taken from (every file is read again: no
+// lstat data is trusted). An invalid copy is an error.
+func DecodeGitDirSnapshot(data []byte) (*GitDirSnapshot, error) {
+	var in encodedCopy
+	if err := json.Unmarshal(data, &in); err != nil {
+		return nil, fmt.Errorf("the git guard's copy: %w", err)
+	}
+	if in.Version != guardCopyVersion {
+		return nil, fmt.Errorf("the git guard's copy has version %d, want %d", in.Version, guardCopyVersion)
+	}
+	if !filepath.IsAbs(in.WorkTree) {
+		return nil, fmt.Errorf("the git guard's copy names no work tree")
+	}
+	s := &GitDirSnapshot{workTree: in.WorkTree, entries: map[string]guardEntry{}, now: time.Now}
+	for _, r := range in.Roots {
+		kind, ok := lookupKind(rootKindNames, r.Kind)
+		if !ok || !filepath.IsAbs(r.Path) || filepath.Clean(r.Path) != r.Path {
+			return nil, fmt.Errorf("the git guard's copy: bad root %q (%s)", r.Path, r.Kind)
+		}
+		s.roots = append(s.roots, guardRoot{path: r.Path, kind: kind, base: r.Base, dotGit: r.DotGit})
+	}
+	for _, e := range in.Entries {
+		kind, ok := lookupKind(entryKindNames, e.Kind)
+		if !ok || !filepath.IsAbs(e.Path) || filepath.Clean(e.Path) != e.Path || e.Mode&^fs.ModePerm != 0 {
+			return nil, fmt.Errorf("the git guard's copy: bad entry %q (%s)", e.Path, e.Kind)
+		}
+		s.entries[e.Path] = guardEntry{kind: kind, mode: e.Mode, data: e.Data, target: e.Target}
+	}
+	return s, nil
+}
+
+func lookupKind[K comparable](names map[K]string, name string) (K, bool) {
+	for k, n := range names {
+		if n == name {
+			return k, true
+		}
+	}
+	var zero K
+	return zero, false
+}
