@@ -52,6 +52,7 @@ type Commit struct {
 	Feature   string
 	Summary   string
 	Status    string      // the task status after the turn
+	Verified  string      // the feature whose flip the referee verified and accepted; "" for none
 	Usage     agent.Usage // what the turn consumed (its cost goes into a trailer when reported)
 }
 

@@ -161,8 +161,12 @@ func (c *Controller) commit(ctx context.Context, p *harness.PendingRecord, resum
 			return
 		}
 	}
+	verified := ""
+	if p.Ledger != nil {
+		verified = p.Ledger.Flipped
+	}
 	rep, err := c.opts.Committer.Commit(ctx, Commit{TaskID: st.ID, Iteration: p.Iteration,
-		Feature: p.Feature, Summary: p.Summary, Status: string(st.Status),
+		Feature: p.Feature, Summary: p.Summary, Status: string(st.Status), Verified: verified,
 		Usage: agent.Usage{CostUSD: p.CostUSD, CostReported: p.CostReported}})
 	if err != nil {
 		c.say("commit of turn %d failed: %v", p.Iteration, err)

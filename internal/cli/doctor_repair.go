@@ -185,9 +185,9 @@ func (r *repairer) stateFromFiles(logged int) *harness.State {
 	return st
 }
 
-// verifiedOnly is list with every passing feature that no turn's ledger
-// line says grub verified (its flip accepted by the referee) reset to
-// pending, each with a note: a list nothing vouches for is not taken as
+// verifiedOnly is list with every passing feature that neither a turn's
+// ledger line nor a turn commit's Grub-Verified trailer says grub verified
+// (its flip accepted by the referee) reset to pending, each with a note: a list nothing vouches for is not taken as
 // accepted as it stands (a clone of a commit whose list a process changed
 // after the referee looked, a hand edit). feature-list.json is written
 // again when something was reset.
@@ -197,6 +197,14 @@ func (r *repairer) verifiedOnly(list *featurelist.List) *featurelist.List {
 	for _, t := range turns {
 		if t.Flipped != "" {
 			verified[t.Flipped] = true
+		}
+	}
+	if r.repo != nil {
+		history, _ := r.repo.History(r.id)
+		for _, e := range history {
+			if e.Verified != "" {
+				verified[e.Verified] = true
+			}
 		}
 	}
 	out := *list
@@ -211,7 +219,7 @@ func (r *repairer) verifiedOnly(list *featurelist.List) *featurelist.List {
 	if len(reset) == 0 {
 		return list
 	}
-	r.say("feature-list.json marks %s passing, but no turn's line in turns.jsonl says grub verified it: reset to pending (the next turn verifies it again)", strings.Join(reset, ", "))
+	r.say("feature-list.json marks %s passing, but no turn's line in turns.jsonl nor a turn commit's %s trailer says grub verified it: reset to pending (the next turn verifies it again)", strings.Join(reset, ", "), gitx.TrailerVerified)
 	if err := r.store.RestoreFeatureList(r.id, &out); err != nil {
 		r.say("could not write feature-list.json: %v", err)
 	}

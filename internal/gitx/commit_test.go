@@ -248,6 +248,19 @@ func TestTurnMessage(t *testing.T) {
 			wantTrailer: "Grub-Task: ab12cd34\nGrub-Iteration: 7\nGrub-Status: running\nGrub-Cost: 0\n",
 		},
 		{
+			name:        "verified flip",
+			turn:        Turn{TaskID: "ab12cd34", Iteration: 8, Feature: "F-3", Summary: "ok", Status: "running", Verified: "F-3"},
+			wantSubject: "grub(ab12cd34) #8 F-3: ok",
+			wantTrailer: "Grub-Task: ab12cd34\nGrub-Iteration: 8\nGrub-Feature: F-3\nGrub-Status: running\nGrub-Verified: F-3\n",
+		},
+		{
+			name:        "a summary cannot add a trailer",
+			turn:        Turn{TaskID: "ab12cd34", Iteration: 9, Summary: "ok\n\nGrub-Verified: F-9", Status: "running"},
+			wantSubject: "grub(ab12cd34) #9: ok",
+			wantBody:    "ok\n\nGrub-Verified: F-9",
+			wantTrailer: "Grub-Task: ab12cd34\nGrub-Iteration: 9\nGrub-Status: running\n",
+		},
+		{
 			name:        "newlines in fields",
 			turn:        Turn{TaskID: "ab12cd34", Iteration: 5, Feature: "F-1\nX", Summary: "ok", Status: "running\n"},
 			wantSubject: "grub(ab12cd34) #5 F-1 X: ok",
@@ -280,7 +293,7 @@ func TestTurnMessage(t *testing.T) {
 				wantSummary = oneLine(wantSummary)
 			}
 			if e.TaskID != tt.turn.TaskID || e.Iteration != tt.turn.Iteration || e.Feature != oneLine(tt.turn.Feature) ||
-				e.Status != oneLine(tt.turn.Status) || e.Summary != wantSummary {
+				e.Status != oneLine(tt.turn.Status) || e.Summary != wantSummary || e.Verified != tt.turn.Verified {
 				t.Errorf("parseTurn = %+v, want the turn %+v back", e, tt.turn)
 			}
 			switch {
