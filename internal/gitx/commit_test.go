@@ -193,16 +193,18 @@ func sortStrings(xs []string) []string {
 	return out
 }
 
-func TestTurnMessage(t *testing.T) {
-	t.Parallel()
+// turnMessageCase is a turn and the commit message TurnMessage must make.
+type turnMessageCase struct {
+	name        string
+	turn        Turn
+	wantSubject string
+	wantBody    string // the paragraph between subject and trailers
+	wantTrailer string
+}
+
+func turnMessageCases() []turnMessageCase {
 	long := strings.Repeat("word ", 30)
-	tests := []struct {
-		name        string
-		turn        Turn
-		wantSubject string
-		wantBody    string // the paragraph between subject and trailers
-		wantTrailer string
-	}{
+	return []turnMessageCase{
 		{
 			name:        "feature",
 			turn:        Turn{TaskID: "ab12cd34", Iteration: 3, Feature: "F-002", Summary: "added login", Status: "running"},
@@ -267,7 +269,11 @@ func TestTurnMessage(t *testing.T) {
 			wantTrailer: "Grub-Task: ab12cd34\nGrub-Iteration: 5\nGrub-Feature: F-1 X\nGrub-Status: running\n",
 		},
 	}
-	for _, tt := range tests {
+}
+
+func TestTurnMessage(t *testing.T) {
+	t.Parallel()
+	for _, tt := range turnMessageCases() {
 		t.Run(tt.name, func(t *testing.T) {
 			msg := TurnMessage(tt.turn)
 			subject, rest, _ := strings.Cut(msg, "\n\n")
