@@ -15,6 +15,8 @@ import (
 // the guarded roots, and one record per path with its kind, mode, bytes
 // or link target; whatever paths the guard covers, they are written the
 // same way. lstat data is not kept: a decoded copy reads every file again.
+// A new rootKind or entryKind needs its name in the maps below (Encode
+// refuses a kind without one).
 
 // guardCopyVersion is the version of the encoded form.
 const guardCopyVersion = 1
@@ -50,7 +52,11 @@ var (
 func (s *GitDirSnapshot) Encode() ([]byte, error) {
 	out := encodedCopy{Version: guardCopyVersion, WorkTree: s.workTree, Roots: []encodedRoot{}, Entries: []encodedEntry{}}
 	for _, r := range s.roots {
-		out.Roots = append(out.Roots, encodedRoot{Path: r.path, Kind: rootKindNames[r.kind], Base: r.base, DotGit: r.dotGit})
+		name, ok := rootKindNames[r.kind]
+		if !ok {
+			return nil, fmt.Errorf("the git guard's copy: root kind %d has no name in rootKindNames", r.kind)
+		}
+		out.Roots = append(out.Roots, encodedRoot{Path: r.path, Kind: name, Base: r.base, DotGit: r.dotGit})
 	}
 	paths := make([]string, 0, len(s.entries))
 	for p := range s.entries {
@@ -59,7 +65,11 @@ func (s *GitDirSnapshot) Encode() ([]byte, error) {
 	sort.Strings(paths)
 	for _, p := range paths {
 		e := s.entries[p]
-		out.Entries = append(out.Entries, encodedEntry{Path: p, Kind: entryKindNames[e.kind], Mode: e.mode, Data: e.data, Target: e.target})
+		name, ok := entryKindNames[e.kind]
+		if !ok {
+			return nil, fmt.Errorf("the git guard's copy: entry kind %d has no name in entryKindNames", e.kind)
+		}
+		out.Entries = append(out.Entries, encodedEntry{Path: p, Kind: name, Mode: e.mode, Data: e.data, Target: e.target})
 	}
 	return json.Marshal(out)
 }
