@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -51,6 +52,7 @@ type Commit struct {
 	Feature   string
 	Summary   string
 	Status    string      // the task status after the turn
+	Verified  string      // the feature whose flip the referee verified and accepted; "" for none
 	Usage     agent.Usage // what the turn consumed (its cost goes into a trailer when reported)
 }
 
@@ -112,8 +114,10 @@ type Options struct {
 
 // Reaper finds and ends the processes a turn leaves behind. grub's cli
 // makes the process a child subreaper and passes one built on
-// internal/proc; the controller calls it after every turn, once
-// verification is done and nothing of grub's own runs.
+// internal/proc; the controller calls it twice a turn, when nothing of
+// grub's own runs: once the agent is done, before the referee reads the
+// work tree, and once init.sh and verify are done, before the commit
+// (endTurnProcesses).
 type Reaper interface {
 	// Descendants lists grub's live descendant processes (the parent
 	// chain reaches grub; a setsid daemon included) with their start
@@ -346,9 +350,21 @@ func (c *Controller) recoverUnknownTurn(ctx context.Context) error {
 	d.Iteration = st.CurrentIteration
 	st.LastDecision = &d
 	st.Pending.RecoveredUnknownTurn = true
+	out := &outcome{decision: d, phase: st.Phase}
+	if err := c.recoverGit(out); err != nil {
+		return err
+	}
 	entry := templates.Entry{Iteration: st.CurrentIteration, Phase: string(st.Phase), Decision: loopstate.Unknown,
-		Summary: "grub stopped during this turn (crash or kill); its outcome is unknown and it is not replayed", At: c.now().UTC()}
-	ledger := c.ledgerLine(&outcome{decision: d, phase: st.Phase}, entry)
+		Summary: "grub stopped during this turn (crash or kill); its outcome is unknown and it is not replayed", At: c.now().UTC(),
+		Failure: strings.Join(out.failures, "\n")}
+	if len(out.failures) > 0 {
+		// As the end of the turn would have: a failed turn, told to the
+		// agent in the next prompt.
+		st.ConsecutiveFailures++
+		st.LastError = entry.Failure
+		st.Pending.Failure = entry.Failure
+	}
+	ledger := c.ledgerLine(out, entry)
 	if err := c.saveRecord(entry, d.Summary, &ledger, 0, false); err != nil {
 		return err
 	}
@@ -374,7 +390,11 @@ func (c *Controller) loop(ctx context.Context) (*harness.State, error) {
 		if err != nil {
 			return c.st, c.stopOnError(err)
 		}
-		c.endOrphans()
+		// runTurn ended the turn's processes (endTurnProcesses) and its
+		// scanner: nothing of the turn is on record any more.
+		if c.opts.Reaper != nil {
+			_ = c.lock.SetProcesses(nil)
+		}
 		// The turn's outcome decides the task's status before the turn is
 		// recorded, so that its log entry and commit carry the final status.
 		c.account()
@@ -427,22 +447,6 @@ func (c *Controller) stopOnError(err error) error {
 	c.say("task %s failed: %s", st.ID, st.StopReason)
 	c.runStopHook(context.Background())
 	return fmt.Errorf("%w; task %s is left failed: %s", err, st.ID, hint)
-}
-
-// endOrphans ends what the turn left running (a daemon the agent
-// detached, re-parented to grub), now that the turn and its verification
-// are over, and clears the processes on record in the lock.
-func (c *Controller) endOrphans() {
-	if c.opts.Reaper == nil {
-		return
-	}
-	ended, err := c.opts.Reaper.EndOrphans()
-	if err != nil {
-		c.say("could not end the processes turn %d left behind: %v", c.st.CurrentIteration, err)
-	} else if len(ended) > 0 {
-		c.say("turn %d left %d process(es) running; ended them: %v", c.st.CurrentIteration, len(ended), ended)
-	}
-	_ = c.lock.SetProcesses(nil)
 }
 
 // finish ends the task with the given status and persists it. Requests

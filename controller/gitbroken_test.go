@@ -23,9 +23,11 @@ type brokenGuard struct{ restoreErr error }
 
 type brokenCopy struct{ restoreErr error }
 
-func (g brokenGuard) Record() (GitSnapshot, error) { return brokenCopy(g), nil }
-func (c brokenCopy) Check() ([]string, error)      { return []string{".git was removed"}, nil }
-func (c brokenCopy) Restore() error                { return c.restoreErr }
+func (g brokenGuard) Record() (GitSnapshot, error)     { return brokenCopy(g), nil }
+func (g brokenGuard) Load([]byte) (GitSnapshot, error) { return brokenCopy(g), nil }
+func (c brokenCopy) Check() ([]string, error)          { return []string{".git was removed"}, nil }
+func (c brokenCopy) Restore() error                    { return c.restoreErr }
+func (c brokenCopy) Encode() ([]byte, error)           { return []byte("{}"), nil }
 
 // TestGitDirBrokenLeavesTaskFailed: a turn that removes .git beyond what
 // the guard restores stops the run with an error saying what to do, and

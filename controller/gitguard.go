@@ -17,6 +17,8 @@ import (
 // commit` would run it with the user's rights, outside any sandbox.
 type GitGuard interface {
 	Record() (GitSnapshot, error)
+	// Load reads back a copy its snapshot's Encode wrote.
+	Load(data []byte) (GitSnapshot, error)
 }
 
 // GitSnapshot is one copy taken by a GitGuard.
@@ -26,6 +28,10 @@ type GitSnapshot interface {
 	Check() ([]string, error)
 	// Restore puts the copy back.
 	Restore() error
+	// Encode writes the copy (as JSON) for GitGuard.Load: it is kept
+	// with the turn's record, so that a resume after a crash mid-turn
+	// compares and restores as the end of the turn would have.
+	Encode() ([]byte, error)
 }
 
 // recordGit takes the copy of the git directory's guarded files; nil
@@ -39,6 +45,46 @@ func (c *Controller) recordGit() (GitSnapshot, error) {
 		return nil, fmt.Errorf("copy git's hooks and configuration before the turn: %w", err)
 	}
 	return snap, nil
+}
+
+// keepGitCopy keeps the copy taken before the turn in the task's private
+// folder, outside the workspace where nothing the turn runs can write it,
+// before state says the turn is awaited: a run that finds the turn
+// awaited after a crash compares with it (recoverGit). Without a private
+// folder (in-process tests) nothing is kept.
+func (c *Controller) keepGitCopy(snap GitSnapshot) error {
+	if snap == nil || c.store.Private == "" {
+		return nil
+	}
+	data, err := snap.Encode()
+	if err != nil {
+		return fmt.Errorf("keep the copy of git's hooks and configuration: %w", err)
+	}
+	return c.store.SaveGuardCopy(c.st.ID, c.st.CurrentIteration, data)
+}
+
+// recoverGit compares the git directory with the copy kept before the
+// turn a crash interrupted (keepGitCopy), as the end of that turn would
+// have: each change is restored and named in out, the unknown turn's
+// record. A copy of another turn (or none: an older grub) is not used.
+func (c *Controller) recoverGit(out *outcome) error {
+	if c.opts.GitGuard == nil || c.store.Private == "" {
+		return nil
+	}
+	iteration, data, ok, err := c.store.LoadGuardCopy(c.st.ID)
+	if err != nil {
+		return err
+	}
+	if !ok || iteration != c.st.CurrentIteration {
+		return nil
+	}
+	snap, err := c.opts.GitGuard.Load(data)
+	if err != nil {
+		c.say("warning: the copy of git's hooks and configuration kept before turn %d cannot be read (%v); check .git yourself", iteration, err)
+		return nil
+	}
+	_, err = c.guardGit(out, snap, "the turn, which a crash interrupted,")
+	return err
 }
 
 // guardGit compares the git directory with the copy; on any change it
@@ -84,8 +130,9 @@ func (c *Controller) refereeGuarded(ctx context.Context, out *outcome, message s
 	if err := c.referee(ctx, out, message, agentFailed, outputCut); err != nil {
 		return err
 	}
+	ended := c.endTurnProcesses(out, leftByChecks)
 	planted, err := c.guardGit(out, snap, "init.sh or a verify command, run by grub to verify the turn,")
-	if err != nil || !planted {
+	if err != nil || (!planted && ended) {
 		return err
 	}
 	st.FeatureListBaseline, st.Phase = base, phase
@@ -106,12 +153,16 @@ func (c *Controller) reconcileGuarded(ctx context.Context) error {
 		return err
 	}
 	out := &outcome{}
+	ended := c.endTurnProcesses(out, leftByChecks)
 	planted, err := c.guardGit(out, snap, "init.sh, run to check the feature list when the run started,")
-	if err != nil || !planted {
+	if err != nil || (!planted && ended) {
 		return err
 	}
 	c.st.FeatureListBaseline = base
-	c.appendLog(logEntry{decision: loopstate.Reconciled, summary: "init.sh changed git's configuration or hooks when the run started; grub restored them",
-		failure: strings.Join(out.failures, "\n")})
+	summary := "init.sh changed git's configuration or hooks when the run started; grub restored them"
+	if !planted {
+		summary = "init.sh left processes grub could not end when the run started; the feature list was not reconciled"
+	}
+	c.appendLog(logEntry{decision: loopstate.Reconciled, summary: summary, failure: strings.Join(out.failures, "\n")})
 	return c.restoreIfChanged()
 }

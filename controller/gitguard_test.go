@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -55,6 +56,32 @@ func readDir(dir string) (map[string]fileCopy, error) {
 func (g dirGuard) Record() (GitSnapshot, error) {
 	files, err := readDir(g.dir)
 	return &dirCopy{dir: g.dir, files: files}, err
+}
+
+// Load reads a copy Encode wrote.
+func (g dirGuard) Load(data []byte) (GitSnapshot, error) {
+	var enc map[string]encodedFile
+	if err := json.Unmarshal(data, &enc); err != nil {
+		return nil, err
+	}
+	files := map[string]fileCopy{}
+	for p, f := range enc {
+		files[p] = fileCopy{f.Data, f.Mode}
+	}
+	return &dirCopy{dir: g.dir, files: files}, nil
+}
+
+type encodedFile struct {
+	Data []byte      `json:"data"`
+	Mode fs.FileMode `json:"mode"`
+}
+
+func (c *dirCopy) Encode() ([]byte, error) {
+	enc := map[string]encodedFile{}
+	for p, f := range c.files {
+		enc[p] = encodedFile{f.data, f.mode}
+	}
+	return json.Marshal(enc)
 }
 
 func (c *dirCopy) Check() ([]string, error) {
@@ -288,5 +315,74 @@ func TestGitGuardRecordError(t *testing.T) {
 	}
 	if called {
 		t.Error("the agent ran without a copy to restore from")
+	}
+}
+
+// crash is what crashingAgent panics with: the run dies mid-turn, as at
+// the failpoint turn.after-agent, with state left awaiting the turn.
+type crash struct{}
+
+// crashingAgent plants in turn n, then dies before the turn ends.
+type crashingAgent struct {
+	agent.Agent
+	n     int
+	plant func(agent.Turn) error
+}
+
+func (c crashingAgent) RunTurn(ctx context.Context, t agent.Turn) (agent.Result, error) {
+	res, err := c.Agent.RunTurn(ctx, t)
+	if t.Iteration == c.n {
+		if perr := c.plant(t); perr != nil {
+			return res, perr
+		}
+		panic(crash{})
+	}
+	return res, err
+}
+
+// TestResumeComparesTheKeptGitCopy: a run that dies after the agent
+// planted a hook and set core.fsmonitor leaves the copy taken before the
+// turn in the task's private folder; the next run compares with it as the
+// end of the turn would have, restores the git folder, and names each
+// change in the unknown turn's record and the next prompt.
+func TestResumeComparesTheKeptGitCopy(t *testing.T) {
+	t.Parallel()
+	r, gitDir := gitTask(t)
+	r.store.Private = t.TempDir()
+	before, err := readDir(gitDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	func() {
+		defer func() {
+			if v := recover(); v != (crash{}) {
+				t.Fatalf("the run did not die mid-turn (recovered %v)", v)
+			}
+		}()
+		r.runGuarded(crashingAgent{Agent: r.agent("-features 2"), n: 2, plant: both(plantHook("pre-commit"), setConfig)}, gitDir)
+	}()
+	if st, err := r.store.LoadState(r.id); err != nil || !st.AwaitingTurn {
+		t.Fatalf("after the crash: awaiting %v, %v", st != nil && st.AwaitingTurn, err)
+	}
+	st := r.runGuarded(r.agent("-features 2"), gitDir)
+	if st.Status != harness.StatusComplete {
+		t.Fatalf("status %s after resume", st.Status)
+	}
+	after, err := readDir(gitDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("git folder after resume:\n%v\nwant\n%v", after, before)
+	}
+	log := r.log()
+	for _, want := range []string{"the turn, which a crash interrupted, changed git's configuration or hooks", ".git/hooks/pre-commit was added", ".git/config was changed"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the progress log lacks %q:\n%s", want, log)
+		}
+	}
+	prompt, _ := os.ReadFile(filepath.Join(r.store.Dir(r.id), "turns", "0003.prompt.md"))
+	if !strings.Contains(string(prompt), ".git/hooks/pre-commit was added") {
+		t.Errorf("the next prompt does not name the change:\n%s", prompt)
 	}
 }

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -50,4 +51,48 @@ func (c *Controller) watchProcesses() (stop func()) {
 		}
 	}()
 	return func() { close(done); <-exited }
+}
+
+// Who left the processes endTurnProcesses ends, for its lines.
+const (
+	leftByTurn   = "the turn"
+	leftByChecks = "init.sh or a verify command"
+)
+
+// endTurnProcesses ends every process below grub, whatever its session
+// (what the agent left, a setsid daemon, a double fork, what init.sh or a
+// verify command started), and looks again: each gets SIGTERM, then after
+// proc.KillGrace SIGKILL, a process started meanwhile included, until none
+// is left. It runs before the referee reads the work tree (who is
+// leftByTurn) and again after the verification, before the commit
+// (leftByChecks), so that nothing the turn started acts after grub looked.
+// Where some process could not be ended (a tree that forks faster than
+// it is killed), the turn fails and ended is false: what it changed is not
+// to be accepted.
+func (c *Controller) endTurnProcesses(out *outcome, who string) (ended bool) {
+	if c.opts.Reaper == nil {
+		return true
+	}
+	pids, err := c.opts.Reaper.EndOrphans()
+	if len(pids) > 0 {
+		when := "before the referee looked"
+		if who == leftByChecks {
+			when = "before the commit"
+		}
+		if who == leftByTurn {
+			c.say("turn %d left %d process(es) running; ended them %s: %v", c.st.CurrentIteration, len(pids), when, pids)
+		} else {
+			c.say("turn %d: %s left %d process(es) running; ended them %s: %v", c.st.CurrentIteration, who, len(pids), when, pids)
+		}
+	}
+	left := c.opts.Reaper.Descendants()
+	if err == nil && len(left) == 0 {
+		return true
+	}
+	why := fmt.Sprintf("%d still alive", len(left))
+	if err != nil {
+		why = err.Error()
+	}
+	out.failAs(harness.FindingTampering, "%s left processes that grub could not end (%s); the turn's work was not accepted", who, why)
+	return false
 }

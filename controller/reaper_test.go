@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"strings"
@@ -29,7 +30,8 @@ func (f *fakeReaper) EndOrphans() ([]int, error) {
 }
 
 // TestReaperAfterEveryTurn: the controller asks the reaper to end what
-// each turn left, and says so.
+// each turn left twice, before the referee reads the work tree and after
+// the verification, and says so.
 func TestReaperAfterEveryTurn(t *testing.T) {
 	t.Parallel()
 	r := newTask(t, nil)
@@ -39,10 +41,11 @@ func TestReaperAfterEveryTurn(t *testing.T) {
 	if err != nil || st.Status != harness.StatusComplete {
 		t.Fatalf("run: %v, %v", st.Status, err)
 	}
-	if reaper.ended != st.CurrentIteration {
-		t.Errorf("EndOrphans called %d times for %d turns", reaper.ended, st.CurrentIteration)
+	if reaper.ended != 2*st.CurrentIteration {
+		t.Errorf("EndOrphans called %d times for %d turns, want twice a turn", reaper.ended, st.CurrentIteration)
 	}
-	if !strings.Contains(r.stderr.String(), "turn 1 left 1 process(es) running; ended them: [4242]") {
+	if !strings.Contains(r.stderr.String(), "turn 1 left 1 process(es) running; ended them before the referee looked: [4242]") ||
+		!strings.Contains(r.stderr.String(), "turn 1: init.sh or a verify command left 1 process(es) running; ended them before the commit: [4242]") {
 		t.Errorf("progress lacks the reaper's line:\n%s", r.stderr.String())
 	}
 }
@@ -94,5 +97,35 @@ func TestRunEndsProcessesLeftOnRecord(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr.String(), "left behind by a runner that died") {
 		t.Errorf("progress does not say it ended them:\n%s", r.stderr.String())
+	}
+}
+
+// stubbornReaper is a reaper that cannot end what the turn left: a
+// process tree that forks faster than it is killed.
+type stubbornReaper struct{}
+
+func (stubbornReaper) Descendants() []harness.ProcessRef {
+	return []harness.ProcessRef{{PID: 1 << 22, Start: 1}}
+}
+func (stubbornReaper) EndOrphans() ([]int, error) {
+	return []int{1 << 22}, errors.New("orphans kept appearing")
+}
+
+// TestTurnFailsWhenProcessesSurvive: when what a turn left cannot be
+// ended, the referee does not accept the turn's work: the turn fails and
+// no feature is taken as passing.
+func TestTurnFailsWhenProcessesSurvive(t *testing.T) {
+	t.Parallel()
+	r := newTask(t, func(st *harness.State) { st.Limits.MaxIterations = 3 })
+	st, err := Run(context.Background(), Options{Store: r.store, TaskID: r.id, Agent: r.agent("-features 2"), Clock: r.clock,
+		Progress: &r.stderr, Heartbeat: time.Hour, Reaper: stubbornReaper{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Status == harness.StatusComplete || st.FeatureListBaseline != nil && st.FeatureListBaseline.Passing() > 0 {
+		t.Errorf("status %s with %v: work accepted although the turn's processes lived on", st.Status, st.FeatureListBaseline)
+	}
+	if !strings.Contains(st.LastError, "the turn left processes that grub could not end (orphans kept appearing)") {
+		t.Errorf("last error %q does not name the processes", st.LastError)
 	}
 }

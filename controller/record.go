@@ -118,9 +118,28 @@ func (c *Controller) writeRecord(ctx context.Context, resumed bool) error {
 		return err
 	}
 	failpoint.Hit(failpoint.ChecklistSaved)
+	if err := c.writeAcceptedList(p); err != nil {
+		return err
+	}
 	c.commit(ctx, p, resumed)
 	failpoint.Hit(failpoint.Committed)
 	return nil
+}
+
+// writeAcceptedList writes feature-list.json as the accepted list, in
+// grub's own bytes, after the last command of the turn has run and just
+// before the commit, so that the commit holds the list grub accepted
+// whatever ran after the referee read the file (init.sh and verify
+// commands are the agent's too). The record of a turn a crash left
+// unknown is the exception: what the agent left there is reconciled (and
+// a legal flip verified) only after that record, and the next turn's
+// commit holds the accepted list.
+func (c *Controller) writeAcceptedList(p *harness.PendingRecord) error {
+	base := c.st.FeatureListBaseline
+	if base == nil || (p.Ledger != nil && p.Ledger.Decision == loopstate.Unknown) {
+		return nil
+	}
+	return c.store.RestoreFeatureListIfChanged(c.st.ID, base)
 }
 
 // commit makes the turn's commit, unless resumed and it is made already.
@@ -142,8 +161,12 @@ func (c *Controller) commit(ctx context.Context, p *harness.PendingRecord, resum
 			return
 		}
 	}
+	verified := ""
+	if p.Ledger != nil {
+		verified = p.Ledger.Flipped
+	}
 	rep, err := c.opts.Committer.Commit(ctx, Commit{TaskID: st.ID, Iteration: p.Iteration,
-		Feature: p.Feature, Summary: p.Summary, Status: string(st.Status),
+		Feature: p.Feature, Summary: p.Summary, Status: string(st.Status), Verified: verified,
 		Usage: agent.Usage{CostUSD: p.CostUSD, CostReported: p.CostReported}})
 	if err != nil {
 		c.say("commit of turn %d failed: %v", p.Iteration, err)

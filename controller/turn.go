@@ -95,6 +95,8 @@ func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
 	out := &outcome{usage: res.Usage, elapsed: run.elapsed, phase: c.st.Phase, feature: plan.feature}
 	c.addUsage(res.Usage)
 	classifyAgentError(out, run, ctx.Err() != nil)
+	// Nothing the turn started may act once the referee looks.
+	c.endTurnProcesses(out, leftByTurn)
 
 	agentFailed := len(out.failures) > 0
 	if !agentFailed && !out.cutShort() {
@@ -149,6 +151,9 @@ func (c *Controller) prepareTurn() (turnPlan, error) {
 	}
 	git, err := c.recordGit()
 	if err != nil {
+		return turnPlan{}, err
+	}
+	if err := c.keepGitCopy(git); err != nil {
 		return turnPlan{}, err
 	}
 	initScript, _ := c.store.ReadInitScript(st.ID) // nil when unreadable: the starter is restored then

@@ -43,12 +43,17 @@ func TestScripts(t *testing.T) {
 		RequireUniqueNames:  true,
 		// [landlock]: the kernel offers Landlock (the sandbox's tests);
 		// [userns]: the sandbox launcher can enter a user and mount
-		// namespace to make protected files read-only.
+		// namespace to make protected files read-only; [scope]: Landlock
+		// ABI 6, whose signal scope keeps sandboxed commands from
+		// signalling grub.
 		Condition: func(cond string) (bool, error) {
 			switch cond {
 			case "landlock":
 				_, ok := sandbox.Supported()
 				return ok, nil
+			case "scope":
+				abi, _ := sandbox.Supported()
+				return abi >= sandbox.MinABIScope, nil
 			case "userns":
 				ok, _ := sandbox.Namespaces()
 				return ok, nil
@@ -57,6 +62,15 @@ func TestScripts(t *testing.T) {
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("TZ", "UTC")
+			// grub's private folder (harness.PrivateRoot) outside $WORK,
+			// which is often the workspace, and not under the shared
+			// HOME testscript sets (/no-home).
+			state, err := os.MkdirTemp("", "grub-state-")
+			if err != nil {
+				return err
+			}
+			env.Defer(func() { _ = os.RemoveAll(state) })
+			env.Setenv("XDG_STATE_HOME", state)
 			// Under -race every grub run would sleep a second at exit
 			// waiting for late reports; the scripts run grub hundreds of
 			// times.

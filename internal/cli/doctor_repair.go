@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
+	"github.com/grub-dev/grub/featurelist"
 	"github.com/grub-dev/grub/harness"
 	"github.com/grub-dev/grub/internal/gitx"
 	"github.com/grub-dev/grub/loopstate"
@@ -171,6 +173,9 @@ func (r *repairer) stateFromFiles(logged int) *harness.State {
 		r.say("cannot rebuild state.json: no turn commit holds it, and neither feature-list.json nor the progress log gives the goal; start a new task with grub start")
 		return nil
 	}
+	if list != nil {
+		list = r.verifiedOnly(list)
+	}
 	st := harness.RebuildState(r.id, goal, list, logged, r.opts.Now())
 	from := "the progress log's goal (no valid feature-list.json: the initializer plans again)"
 	if list != nil {
@@ -178,6 +183,47 @@ func (r *repairer) stateFromFiles(logged int) *harness.State {
 	}
 	r.say("rebuilt state.json from %s and the progress log (%d turns): left paused, with default limits and the openai agent; check them with grub status %s and change them with grub edit or grub resume --agent", from, logged, r.id)
 	return st
+}
+
+// verifiedOnly is list with every passing feature that neither a turn's
+// ledger line nor a turn commit's Grub-Verified trailer says grub verified
+// (its flip accepted by the referee) reset to pending, each with a note: a list nothing vouches for is not taken as
+// accepted as it stands (a clone of a commit whose list a process changed
+// after the referee looked, a hand edit). feature-list.json is written
+// again when something was reset.
+func (r *repairer) verifiedOnly(list *featurelist.List) *featurelist.List {
+	turns, _ := r.store.LoadTurns(r.id) // none: nothing was verified
+	verified := map[string]bool{}
+	for _, t := range turns {
+		if t.Flipped != "" {
+			verified[t.Flipped] = true
+		}
+	}
+	if r.repo != nil {
+		history, _ := r.repo.History(r.id)
+		for _, e := range history {
+			if e.Verified != "" {
+				verified[e.Verified] = true
+			}
+		}
+	}
+	out := *list
+	out.Features = slices.Clone(list.Features)
+	var reset []string
+	for i, f := range out.Features {
+		if f.Passes && !verified[f.ID] {
+			out.Features[i].Passes, out.Features[i].Evidence = false, nil
+			reset = append(reset, f.ID)
+		}
+	}
+	if len(reset) == 0 {
+		return list
+	}
+	r.say("feature-list.json marks %s passing, but no turn's line in turns.jsonl nor a turn commit's %s trailer says grub verified it: reset to pending (the next turn verifies it again)", strings.Join(reset, ", "), gitx.TrailerVerified)
+	if err := r.store.RestoreFeatureList(r.id, &out); err != nil {
+		r.say("could not write feature-list.json: %v", err)
+	}
+	return &out
 }
 
 // repairFiles restores the other tracked files that are missing or not

@@ -123,12 +123,13 @@ func TestDoctorCorruptStateRepairedFromGit(t *testing.T) {
 }
 
 func TestDoctorMissingStateRebuiltFromFiles(t *testing.T) {
-	e := newTestEnv(t) // no git: the feature list and the log are all there is
+	e := newTestEnv(t) // no git: the feature list, the log and the ledger are all there is
 	list := &featurelist.List{Version: 1, Goal: "add OAuth login to the API", Features: []featurelist.Feature{feature("login-form", true)}}
 	e.task(docID, time.Hour, nil)
 	e.store.SaveFeatureList(docID, list)
 	e.logTurn(1)
 	e.logTurn(2)
+	verifiedFlip(t, e, 2, "login-form")
 	os.Remove(e.store.Path(docID, harness.FileState))
 	code, o, _ := e.doctor()
 	if code != 1 || !strings.Contains(problems(o), "problem files: .grub/0a1b2c3d/state.json is missing") {
@@ -144,6 +145,45 @@ func TestDoctorMissingStateRebuiltFromFiles(t *testing.T) {
 	}
 	if code, out, _ := e.run("list"); code != 0 || !strings.Contains(out, docID+"  paused") {
 		t.Errorf("list after the repair = %d\n%s", code, out)
+	}
+}
+
+// verifiedFlip appends the ledger line of turn n saying grub verified the
+// flip of feature id.
+func verifiedFlip(t *testing.T, e *testEnv, n int, id string) {
+	t.Helper()
+	err := e.store.AppendTurn(docID, harness.TurnRecord{Iteration: n, Phase: harness.PhaseExecution, Feature: id, Flipped: id,
+		Decision: loopstate.Continue, Summary: "built " + id, Status: harness.StatusRunning, Time: time.Now().UTC()})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDoctorResetsUnverifiedFlips: rebuilding state.json from
+// feature-list.json, a passing feature that no ledger line says grub
+// verified is reset to pending, with a note; a verified one is kept.
+func TestDoctorResetsUnverifiedFlips(t *testing.T) {
+	e := newTestEnv(t)
+	list := &featurelist.List{Version: 1, Goal: "add OAuth login to the API",
+		Features: []featurelist.Feature{feature("login-form", true), feature("logout", true), feature("tokens", false)}}
+	e.task(docID, time.Hour, nil)
+	e.store.SaveFeatureList(docID, list)
+	e.logTurn(1)
+	e.logTurn(2)
+	e.logTurn(3)
+	verifiedFlip(t, e, 2, "login-form")
+	os.Remove(e.store.Path(docID, harness.FileState))
+	code, o, stderr := e.doctor("--repair")
+	if code != 0 || !o.Healthy || !strings.Contains(stderr, "feature-list.json marks logout passing, but no turn's line in turns.jsonl nor a turn commit's Grub-Verified trailer says grub verified it: reset to pending") {
+		t.Fatalf("doctor --repair = %d\n%s\n%s", code, problems(o), stderr)
+	}
+	st := e.state(docID)
+	if b := st.FeatureListBaseline; b.Passing() != 1 || !b.Features[0].Passes || b.Features[1].Passes || b.Features[1].Evidence != nil {
+		t.Errorf("rebuilt accepted list %+v, want login-form alone passing", b.Features)
+	}
+	onDisk, _, err := e.store.LoadFeatureList(docID)
+	if err != nil || !featurelist.Equal(onDisk, st.FeatureListBaseline) {
+		t.Errorf("feature-list.json is not the rebuilt accepted list (%v): %+v", err, onDisk)
 	}
 }
 

@@ -27,7 +27,7 @@ func (g gitCommitter) Commit(ctx context.Context, c controller.Commit) (controll
 		return controller.CommitReport{MaxSize: gitx.MaxFileSize}, err
 	}
 	done, err := g.repo.CommitTurn(ctx, gitx.Turn{TaskID: c.TaskID, Iteration: c.Iteration, Feature: c.Feature, Summary: c.Summary, Status: c.Status,
-		CostUSD: c.Usage.CostUSD, CostReported: c.Usage.CostReported})
+		Verified: c.Verified, CostUSD: c.Usage.CostUSD, CostReported: c.Usage.CostReported})
 	rep := controller.CommitReport{Hash: done.Hash, MaxSize: gitx.MaxFileSize}
 	for _, f := range done.LeftOut {
 		rep.LeftOut = append(rep.LeftOut, controller.LeftOutFile{Path: f.Path, Size: f.Size})
@@ -138,6 +138,14 @@ type gitGuard struct{ repo *gitx.Repo }
 
 func (g gitGuard) Record() (controller.GitSnapshot, error) {
 	s, err := g.repo.GuardGitDir()
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (g gitGuard) Load(data []byte) (controller.GitSnapshot, error) {
+	s, err := gitx.DecodeGitDirSnapshot(data)
 	if err != nil {
 		return nil, err
 	}

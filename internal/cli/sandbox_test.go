@@ -106,6 +106,9 @@ func TestResolveSandbox(t *testing.T) {
 			[]string{"/x", "/c"}, true, false},
 		{"codex no network only", harness.Sandbox{NoNetwork: true}, harness.AgentCodex, 6, sandbox.ModeOff, "default for --agent codex", nil, true, false},
 		{"no Landlock", harness.Sandbox{}, harness.AgentOpenAI, 0, sandbox.ModeOff, "default for --agent openai (no Landlock here)", nil, false, true},
+		// Below ABI 6 nothing stops a command from signalling grub: start
+		// prints the warning once.
+		{"no signal scope", harness.Sandbox{}, harness.AgentCommand, 5, sandbox.ModeWorkspaceWrite, "default for --agent command", nil, true, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -27,7 +27,10 @@ type Turn struct {
 	Feature   string // may be empty (initializer turns)
 	Summary   string // the agent's summary; may be long or span lines
 	Status    string // the task status after the turn
-	When      time.Time
+	// Verified is the feature whose flip the referee verified and
+	// accepted in the turn (the Grub-Verified trailer); "" for none.
+	Verified string
+	When     time.Time
 	// CostUSD is what the provider charged for the turn, written as the
 	// Grub-Cost trailer when the backend reported it (CostReported).
 	CostUSD      float64
@@ -40,7 +43,8 @@ const (
 	TrailerIteration = "Grub-Iteration"
 	TrailerFeature   = "Grub-Feature"
 	TrailerStatus    = "Grub-Status"
-	TrailerCost      = "Grub-Cost" // US dollars, a plain decimal: 0.0123
+	TrailerVerified  = "Grub-Verified" // the feature whose flip grub verified in the turn
+	TrailerCost      = "Grub-Cost"     // US dollars, a plain decimal: 0.0123
 )
 
 // MaxFileSize is the largest file a commit takes in: a bigger one (a
@@ -112,10 +116,11 @@ func (r *Repo) InitialCommit(ctx context.Context, msg string) (Committed, error)
 //	Grub-Iteration: <n>
 //	Grub-Feature: <feature>
 //	Grub-Status: <status>
+//	Grub-Verified: <feature whose flip grub verified>
 //	Grub-Cost: <US dollars>
 //
-// The feature and its trailer are left out when empty, the cost when the
-// backend reported none. Control characters
+// The feature and its trailer are left out when empty, Grub-Verified when
+// the turn flipped nothing, the cost when the backend reported none. Control characters
 // in the agent's text are escaped (termsafe): on one line in the subject
 // and the trailers, with newlines and tabs kept in the body.
 func TurnMessage(t Turn) string {
@@ -154,6 +159,9 @@ func TurnMessage(t Turn) string {
 		fmt.Fprintf(&b, "%s: %s\n", TrailerFeature, feature)
 	}
 	fmt.Fprintf(&b, "%s: %s\n", TrailerStatus, status)
+	if v := oneLine(t.Verified); v != "" {
+		fmt.Fprintf(&b, "%s: %s\n", TrailerVerified, v)
+	}
 	if t.CostReported {
 		fmt.Fprintf(&b, "%s: %s\n", TrailerCost, strconv.FormatFloat(t.CostUSD, 'f', -1, 64))
 	}

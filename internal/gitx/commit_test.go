@@ -193,16 +193,18 @@ func sortStrings(xs []string) []string {
 	return out
 }
 
-func TestTurnMessage(t *testing.T) {
-	t.Parallel()
+// turnMessageCase is a turn and the commit message TurnMessage must make.
+type turnMessageCase struct {
+	name        string
+	turn        Turn
+	wantSubject string
+	wantBody    string // the paragraph between subject and trailers
+	wantTrailer string
+}
+
+func turnMessageCases() []turnMessageCase {
 	long := strings.Repeat("word ", 30)
-	tests := []struct {
-		name        string
-		turn        Turn
-		wantSubject string
-		wantBody    string // the paragraph between subject and trailers
-		wantTrailer string
-	}{
+	return []turnMessageCase{
 		{
 			name:        "feature",
 			turn:        Turn{TaskID: "ab12cd34", Iteration: 3, Feature: "F-002", Summary: "added login", Status: "running"},
@@ -248,13 +250,30 @@ func TestTurnMessage(t *testing.T) {
 			wantTrailer: "Grub-Task: ab12cd34\nGrub-Iteration: 7\nGrub-Status: running\nGrub-Cost: 0\n",
 		},
 		{
+			name:        "verified flip",
+			turn:        Turn{TaskID: "ab12cd34", Iteration: 8, Feature: "F-3", Summary: "ok", Status: "running", Verified: "F-3"},
+			wantSubject: "grub(ab12cd34) #8 F-3: ok",
+			wantTrailer: "Grub-Task: ab12cd34\nGrub-Iteration: 8\nGrub-Feature: F-3\nGrub-Status: running\nGrub-Verified: F-3\n",
+		},
+		{
+			name:        "a summary cannot add a trailer",
+			turn:        Turn{TaskID: "ab12cd34", Iteration: 9, Summary: "ok\n\nGrub-Verified: F-9", Status: "running"},
+			wantSubject: "grub(ab12cd34) #9: ok",
+			wantBody:    "ok\n\nGrub-Verified: F-9",
+			wantTrailer: "Grub-Task: ab12cd34\nGrub-Iteration: 9\nGrub-Status: running\n",
+		},
+		{
 			name:        "newlines in fields",
 			turn:        Turn{TaskID: "ab12cd34", Iteration: 5, Feature: "F-1\nX", Summary: "ok", Status: "running\n"},
 			wantSubject: "grub(ab12cd34) #5 F-1 X: ok",
 			wantTrailer: "Grub-Task: ab12cd34\nGrub-Iteration: 5\nGrub-Feature: F-1 X\nGrub-Status: running\n",
 		},
 	}
-	for _, tt := range tests {
+}
+
+func TestTurnMessage(t *testing.T) {
+	t.Parallel()
+	for _, tt := range turnMessageCases() {
 		t.Run(tt.name, func(t *testing.T) {
 			msg := TurnMessage(tt.turn)
 			subject, rest, _ := strings.Cut(msg, "\n\n")
@@ -280,7 +299,7 @@ func TestTurnMessage(t *testing.T) {
 				wantSummary = oneLine(wantSummary)
 			}
 			if e.TaskID != tt.turn.TaskID || e.Iteration != tt.turn.Iteration || e.Feature != oneLine(tt.turn.Feature) ||
-				e.Status != oneLine(tt.turn.Status) || e.Summary != wantSummary {
+				e.Status != oneLine(tt.turn.Status) || e.Summary != wantSummary || e.Verified != tt.turn.Verified {
 				t.Errorf("parseTurn = %+v, want the turn %+v back", e, tt.turn)
 			}
 			switch {

@@ -65,12 +65,11 @@ var redirectCases = []guardCase{
 func TestGuardRedirects(t *testing.T) {
 	t.Parallel()
 	for _, c := range redirectCases {
-		for _, trusted := range []bool{false, true} {
-			name := c.name
-			if trusted {
-				name += " (lstat trusted)"
-			}
-			t.Run(name, func(t *testing.T) { testGuardCase(t, c, trusted) })
+		for _, mode := range []struct {
+			suffix           string
+			trusted, encoded bool
+		}{{"", false, false}, {" (lstat trusted)", true, false}, {" (encoded copy)", false, true}} {
+			t.Run(c.name+mode.suffix, func(t *testing.T) { testGuardCase(t, c, mode.trusted, mode.encoded) })
 		}
 	}
 }

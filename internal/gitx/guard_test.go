@@ -158,12 +158,16 @@ func TestGuardCatchesAndRestores(t *testing.T) {
 			if trusted {
 				name += " (lstat trusted)"
 			}
-			t.Run(name, func(t *testing.T) { testGuardCase(t, c, trusted) })
+			t.Run(name, func(t *testing.T) { testGuardCase(t, c, trusted, false) })
 		}
+		t.Run(c.name+" (copy encoded and decoded)", func(t *testing.T) { testGuardCase(t, c, true, true) })
 	}
 }
 
-func testGuardCase(t *testing.T, c guardCase, trusted bool) {
+// testGuardCase plants c's change and checks that the copy names and
+// restores it; encoded: the copy used is the one Encode wrote, decoded,
+// as a resume after a crash reads it.
+func testGuardCase(t *testing.T, c guardCase, trusted, encoded bool) {
 	t.Parallel()
 	dir, r, run := guardRepo(t)
 	if trusted {
@@ -172,6 +176,15 @@ func testGuardCase(t *testing.T, c guardCase, trusted bool) {
 	wantConfig := rawGit(t, dir, "config", "--list", "--show-origin")
 	wantHooks := listTree(t, filepath.Join(dir, ".git/hooks"))
 	s := record(t, r)
+	if encoded {
+		data, err := s.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s, err = DecodeGitDirSnapshot(data); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if changes := mustCheck(t, s); len(changes) != 0 {
 		t.Fatalf("changes before anything changed: %q", changes)
 	}

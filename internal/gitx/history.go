@@ -22,6 +22,9 @@ type HistoryEntry struct {
 	Feature   string    `json:"feature,omitempty"`
 	Status    string    `json:"status"`
 	Summary   string    `json:"summary"`
+	// Verified is the Grub-Verified trailer: the feature whose flip grub
+	// verified in the turn.
+	Verified string `json:"verified,omitempty"`
 	// CostUSD is the Grub-Cost trailer: what the turn cost; nil without one.
 	CostUSD *float64 `json:"costUSD,omitempty"`
 }
@@ -123,6 +126,7 @@ func parseTurn(msg string) (e HistoryEntry, ok bool) {
 	e.Iteration = n
 	e.Feature = trailers[TrailerFeature]
 	e.Status = trailers[TrailerStatus]
+	e.Verified = trailers[TrailerVerified]
 	if usd, err := strconv.ParseFloat(trailers[TrailerCost], 64); err == nil && usd >= 0 && !math.IsInf(usd, 0) {
 		e.CostUSD = &usd
 	}

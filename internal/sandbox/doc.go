@@ -17,9 +17,12 @@
 //     the devices.
 //   - off: no filesystem restriction.
 //
+// Every confining policy keeps the command from signalling a process
+// outside the sandbox, grub above all, and from connecting to abstract
+// Unix sockets outside it (Landlock's scopes, ABI 6).
+//
 // Policy.NoNetwork, in any mode, also refuses TCP connect and bind
-// (Landlock ABI 4 and later) and connections to abstract Unix sockets
-// outside the sandbox (ABI 6). It is not a complete network cut-off:
+// (Landlock ABI 4 and later). It is not a complete network cut-off:
 // UDP (DNS included) is only refused from ABI 10, connecting to pathname
 // Unix sockets (a Docker or SSH agent socket) only from ABI 9, and
 // Landlock does not see Multipath TCP sockets at all, so a program that

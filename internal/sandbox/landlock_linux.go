@@ -40,8 +40,18 @@ const abiRefer = 2
 // allowed everywhere.
 //
 // NoNetwork: TCP bind and connect (ABI 4, UDP too from ABI 10) are
-// handled with no port allowed, and abstract Unix sockets outside the
-// sandbox are out of reach (ABI 6).
+// handled with no port allowed.
+//
+// Always (ABI 6, Linux 6.12): the signal scope, so that nothing the
+// command starts can signal a process outside its Landlock domain (grub
+// above all: a kill -STOP would hang the run, a kill -9 end it before
+// the referee's checks), and the abstract Unix socket scope, so that it
+// cannot connect to an abstract socket a process outside listens on.
+// Inside the domain signals still work: a command ends its own children.
+// Outside it they still arrive: grub ends the command's process group,
+// and the launcher's unconfined first stage passes signals on to the
+// second (see runStaged). Below ABI 6 BestEffort drops both scopes and
+// Resolve's warning says so.
 //
 // It refuses, rather than running unconfined, when the kernel cannot do
 // what p asks.
@@ -79,8 +89,8 @@ func enforce(p Policy) error {
 	}
 	if p.NoNetwork {
 		cfg.HandledAccessNet = landlock.V11.HandledAccessNet
-		cfg.Scoped = ll.ScopeAbstractUnixSocket
 	}
+	cfg.Scoped = ll.ScopeSignal | ll.ScopeAbstractUnixSocket
 	// BestEffort drops the rights this kernel's ABI does not know; the
 	// checks above make sure what is left still does the job. "refer" is
 	// only asked for where the ABI has it, since asking for it on ABI 1

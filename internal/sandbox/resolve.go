@@ -14,6 +14,10 @@ const (
 	// abiTruncate is the first ABI that restricts truncate(2); below it a
 	// command can still truncate a file it could not otherwise write.
 	abiTruncate = 3
+	// MinABIScope is the first ABI with scopes: a sandboxed command can
+	// then no longer signal grub (or any process outside the sandbox)
+	// nor connect to an abstract Unix socket outside it.
+	MinABIScope = 6
 )
 
 // ErrUnavailable is wrapped by the error Resolve returns when the policy
@@ -75,6 +79,12 @@ func resolve(p Policy, explicitMode bool, abi int) (Policy, string, error) {
 		p.Mode = ModeOff
 	} else if p.Mode != ModeOff && abi < abiTruncate {
 		warning = fmt.Sprintf("Landlock ABI %d cannot stop truncate(2) on files outside the writable paths (ABI 3, Linux 6.2, can)", abi)
+	}
+	if p.Confines() && abi >= MinABIFilesystem && abi < MinABIScope {
+		if warning != "" {
+			warning += "; "
+		}
+		warning += fmt.Sprintf("Landlock ABI %d cannot stop sandboxed commands from signalling grub (a kill -STOP hangs the run) or reaching abstract Unix sockets (ABI 6, Linux 6.12, can)", abi)
 	}
 	if p.NoNetwork && abi < MinABINetwork {
 		return p, warning, fmt.Errorf("--no-network needs Landlock ABI %d (Linux 6.7 or later); this system has %s: %w", MinABINetwork, abiName(abi), ErrUnavailable)
