@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -346,9 +347,17 @@ func (c *Controller) recoverUnknownTurn(ctx context.Context) error {
 	d.Iteration = st.CurrentIteration
 	st.LastDecision = &d
 	st.Pending.RecoveredUnknownTurn = true
+	out := &outcome{decision: d, phase: st.Phase}
+	if err := c.setAsidePlanted(out); err != nil {
+		return err
+	}
+	if len(out.failures) > 0 {
+		st.Pending.Failure = strings.Join(out.failures, "\n")
+	}
 	entry := templates.Entry{Iteration: st.CurrentIteration, Phase: string(st.Phase), Decision: loopstate.Unknown,
-		Summary: "grub stopped during this turn (crash or kill); its outcome is unknown and it is not replayed", At: c.now().UTC()}
-	ledger := c.ledgerLine(&outcome{decision: d, phase: st.Phase}, entry)
+		Summary: "grub stopped during this turn (crash or kill); its outcome is unknown and it is not replayed", At: c.now().UTC(),
+		Failure: strings.Join(out.failures, "\n")}
+	ledger := c.ledgerLine(out, entry)
 	if err := c.saveRecord(entry, d.Summary, &ledger, 0, false); err != nil {
 		return err
 	}

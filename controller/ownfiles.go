@@ -1,5 +1,7 @@
 package controller
 
+import "github.com/grub-dev/grub/harness"
+
 // checkOwnFiles is the referee's check of the files grub writes after a
 // turn: a progress-log.md the agent replaced by a link (to ~/.bashrc, say),
 // a folder or a hard link to another file, and a turns/ or spill/ folder
@@ -24,4 +26,19 @@ func (c *Controller) checkOwnFiles(out *outcome) error {
 		out.fail("illegal edit: %v", d)
 	}
 	return nil
+}
+
+// setAsidePlanted is the referee's check that only grub creates tasks: a
+// task folder the turn made in .grub (a paused task with an agent and
+// hooks of its choosing, waiting for a bare grub resume) is moved out of
+// the task scan, content kept, and fails the turn; the committer never
+// takes it either. It runs after the verification, since init.sh and
+// verify commands are the agent's too.
+func (c *Controller) setAsidePlanted(out *outcome) error {
+	planted, err := c.store.SetAsidePlanted(c.st.ID, c.now())
+	for _, p := range planted {
+		out.failAs(harness.FindingTampering, "the turn made the task folder .grub/%s; only grub creates tasks, so it is not committed and was set aside as %s (look at it, then delete it)", p.ID, p.To)
+		c.say("turn %d made the task folder .grub/%s; set aside as %s", c.st.CurrentIteration, p.ID, p.To)
+	}
+	return err
 }

@@ -93,9 +93,9 @@ type controlFile struct {
 // versions kept it and where the agent can write) is never read.
 
 // ControlPath is where the control requests of task id wait:
-// control.json in the task's private folder.
+// control.json in the task's private folder. It makes no folder.
 func (s *Store) ControlPath(id string) (string, error) {
-	dir, err := s.PrivateDir(id)
+	dir, err := s.privatePath(id)
 	if err != nil {
 		return "", err
 	}
@@ -114,7 +114,7 @@ func (s *Store) AppendControl(id string, r ControlRequest) error {
 	if r.At.IsZero() {
 		r.At = time.Now().UTC()
 	}
-	return s.withControlLock(id, func(path string) error {
+	return s.withControlLock(id, true, func(path string) error {
 		cf, err := s.readControl(path)
 		if err != nil {
 			return err
@@ -129,7 +129,7 @@ func (s *Store) AppendControl(id string, r ControlRequest) error {
 // corrupt control.json is a *schemas.Error and is left in place.
 func (s *Store) TakeControl(id string) ([]ControlRequest, error) {
 	var reqs []ControlRequest
-	err := s.withControlLock(id, func(path string) error {
+	err := s.withControlLock(id, false, func(path string) error {
 		cf, err := s.readControl(path)
 		if err != nil {
 			return err
@@ -149,7 +149,7 @@ func (s *Store) TakeControl(id string) ([]ControlRequest, error) {
 // PeekControl returns the queued requests of task id without taking them.
 func (s *Store) PeekControl(id string) ([]ControlRequest, error) {
 	var reqs []ControlRequest
-	err := s.withControlLock(id, func(path string) error {
+	err := s.withControlLock(id, false, func(path string) error {
 		cf, err := s.readControl(path)
 		reqs = cf.Requests
 		return err
@@ -158,14 +158,24 @@ func (s *Store) PeekControl(id string) ([]ControlRequest, error) {
 }
 
 // withControlLock runs fn, with the path of control.json, holding the
-// flock on the task's control.lock (both in the private folder).
-func (s *Store) withControlLock(id string, fn func(path string) error) error {
+// flock on the task's control.lock (both in the private folder). With
+// create unset, a task without a private folder has no requests: fn is
+// not called, and no folder is made (reading the requests of a task does
+// not register it).
+func (s *Store) withControlLock(id string, create bool, fn func(path string) error) error {
 	if err := s.checkTask(id); err != nil {
 		return err
 	}
 	path, err := s.ControlPath(id)
 	if err != nil {
 		return err
+	}
+	if create {
+		if _, err := s.PrivateDir(id); err != nil {
+			return err
+		}
+	} else if !s.Registered(id) {
+		return nil
 	}
 	lockPath := filepath.Join(filepath.Dir(path), FileControlLock)
 	if _, err := removeNonRegular(lockPath, 0); err != nil {
@@ -227,4 +237,22 @@ func (s *Store) writeControl(path string, cf controlFile) error {
 func (s *Store) OldControlFile(id string) bool {
 	_, err := os.Lstat(s.Path(id, FileControl))
 	return err == nil
+}
+
+// SetAsideControl renames task id's control.json (in the private folder)
+// to control.json.damaged-<time> beside it, for grub doctor --repair, and
+// returns where it went; no file: "".
+func (s *Store) SetAsideControl(id string, now time.Time) (string, error) {
+	path, err := s.ControlPath(id)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	to := path + ".damaged-" + now.UTC().Format("20060102T150405Z")
+	if err := os.Rename(path, to); err != nil {
+		return "", fmt.Errorf("set %s aside: %w", path, err)
+	}
+	return to, atomicfile.SyncDir(filepath.Dir(path))
 }

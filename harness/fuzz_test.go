@@ -54,6 +54,9 @@ func FuzzReadControl(f *testing.F) {
 	if err := os.MkdirAll(store.Dir(id), 0o755); err != nil {
 		f.Fatal(err)
 	}
+	if _, err := store.PrivateDir(id); err != nil {
+		f.Fatal(err)
+	}
 	for _, seed := range []string{
 		`{"version":1,"requests":[{"kind":"pause","at":"2026-01-02T03:04:05Z"}]}`,
 		`{"version":1,"requests":[{"kind":"limits","at":"2026-01-02T03:04:05Z","limits":{"maxIterations":5}}]}`,

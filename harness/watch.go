@@ -15,7 +15,7 @@ func (s *Store) WatchControl(id string, changed func()) (stop func(), err error)
 	if err := s.checkTask(id); err != nil {
 		return nil, err
 	}
-	path, err := s.ControlPath(id)
+	dir, err := s.PrivateDir(id)
 	if err != nil {
 		return nil, err
 	}
@@ -23,7 +23,6 @@ func (s *Store) WatchControl(id string, changed func()) (stop func(), err error)
 	if err != nil {
 		return nil, fmt.Errorf("watch control requests: %w", err)
 	}
-	dir := filepath.Dir(path)
 	if err := w.Add(dir); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("watch %s: %w", dir, err)

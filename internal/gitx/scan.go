@@ -53,8 +53,9 @@ type scanner struct {
 	out      []*index.Entry
 	tooBig   []LeftOut // files left out for their size, by repository path
 
-	harnessDir     string          // grub's folder (repository path); "": no harness rule
-	harnessTracked map[string]bool // the names committed in a task folder
+	harnessDir     string            // grub's folder (repository path); "": no harness rule
+	harnessTracked map[string]bool   // the names committed in a task folder
+	harnessTasks   func(string) bool // the task folders taken in; nil: every one
 }
 
 func newScanner(ctx context.Context, r *Repo, idx *index.Index, cfg *gitConfig, store *filesystem.Storage, exclude []string) *scanner {
@@ -68,7 +69,7 @@ func newScanner(ctx context.Context, r *Repo, idx *index.Index, cfg *gitConfig, 
 		exclude:  make(map[string]bool),
 		maxSize:  MaxFileSize,
 	}
-	s.harnessDir, s.harnessTracked = r.harnessRule()
+	s.harnessDir, s.harnessTracked, s.harnessTasks = r.harnessRule()
 	for _, e := range idx.Entries {
 		if !r.inScope(e.Name) {
 			continue
