@@ -158,10 +158,11 @@ func (s *Store) PeekControl(id string) ([]ControlRequest, error) {
 }
 
 // withControlLock runs fn, with the path of control.json, holding the
-// flock on the task's control.lock (both in the private folder). With
-// create unset, a task without a private folder has no requests: fn is
-// not called, and no folder is made (reading the requests of a task does
-// not register it).
+// flock on the task's control.lock (both in the private folder). A task
+// without a private folder (one no grub of this user ran here: its
+// runner registers it) has no requests: fn is not called, and with
+// create (a request to queue) that is an error. No folder is made:
+// neither reading nor queueing registers a task.
 func (s *Store) withControlLock(id string, create bool, fn func(path string) error) error {
 	if err := s.checkTask(id); err != nil {
 		return err
@@ -170,11 +171,10 @@ func (s *Store) withControlLock(id string, create bool, fn func(path string) err
 	if err != nil {
 		return err
 	}
-	if create {
-		if _, err := s.PrivateDir(id); err != nil {
-			return err
+	if !s.Registered(id) {
+		if create {
+			return fmt.Errorf("task %s has no private folder (%s): its runner is not a grub of this user on this machine, so no request was queued", id, filepath.Dir(path))
 		}
-	} else if !s.Registered(id) {
 		return nil
 	}
 	lockPath := filepath.Join(filepath.Dir(path), FileControlLock)
