@@ -48,9 +48,10 @@ const GrubDirName = ".grub"
 // (TrackedFiles): the runtime files (lock, control queue, turns/, spill/)
 // and anything else left there. `*/*` ignores every entry
 // of a task folder, the negations take grub's files back, and `*/*/*`
-// keeps out the content of a folder made in one of their places. Its last
-// rule matches the temp files of atomicfile.WriteFile, which a crash can
-// leave behind.
+// keeps out the content of a folder made in one of their places. Then
+// come the temp files of atomicfile.WriteFile, which a crash can leave
+// behind, and the task folders a turn made, set aside (SetAsidePlanted),
+// whose names are no task ids.
 var Gitignore = func() string {
 	var b strings.Builder
 	b.WriteString("# Written by grub: only grub's own files of a task are committed;\n")
@@ -59,6 +60,7 @@ var Gitignore = func() string {
 		b.WriteString("!*/" + name + "\n")
 	}
 	b.WriteString("*/*/*\n" + atomicfile.TempGlob + "\n")
+	b.WriteString("/*" + plantedSuffix + "*/\n") // task folders a turn made, set aside (SetAsidePlanted)
 	return b.String()
 }()
 
