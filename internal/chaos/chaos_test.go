@@ -109,7 +109,7 @@ func env(home string, extra ...string) []string {
 	var out []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "GIT_") || strings.HasPrefix(k, "GRUB_") || k == "HOME" || k == "XDG_CONFIG_HOME" || k == "GORACE" {
+		if strings.HasPrefix(k, "GIT_") || strings.HasPrefix(k, "GRUB_") || k == "HOME" || k == "XDG_CONFIG_HOME" || k == "XDG_STATE_HOME" || k == "GORACE" {
 			continue
 		}
 		out = append(out, kv)

@@ -18,10 +18,10 @@ import (
 
 // testEnv is a workspace in a temporary folder and a fixed clock.
 type testEnv struct {
-	t     *testing.T
-	root  string
-	store *harness.Store
-	now   time.Time
+	t        *testing.T
+	root     string
+	store    *harness.Store
+	now      time.Time
 	xdgState string // $XDG_STATE_HOME: grub's private folder is its grub/
 }
 

@@ -35,8 +35,9 @@
 // command unconfined when it was asked to confine it.
 //
 // Read-only paths ([Policy.ReadOnly], from [ProtectedPaths]): git's
-// hooks and config and grub's own state.json, lock and control.json,
-// which a command must not change even inside a writable workspace (a
+// hooks and config, grub's own state.json and lock, and grub's private
+// folder (the control queues, outside the workspace but perhaps under a
+// writable path), which a command must not change even inside a writable workspace (a
 // planted hook or core.fsmonitor would run later with the user's rights).
 // When the policy lists some that exist, the launcher runs in two stages:
 // the first starts the second in a new user namespace (the user keeps
