@@ -328,7 +328,14 @@ func (c *Controller) prepare(ctx context.Context) error {
 		return err
 	}
 	if st.Phase == harness.PhaseExecution {
+		// init.sh runs here, before any turn notes the task folders.
+		if err := c.store.NoteTaskFolders(st.ID); err != nil {
+			return err
+		}
 		if err := c.reconcileGuarded(ctx); err != nil {
+			return err
+		}
+		if err := c.setAsidePlantedAtStart(); err != nil {
 			return err
 		}
 	}
@@ -348,7 +355,7 @@ func (c *Controller) recoverUnknownTurn(ctx context.Context) error {
 	st.LastDecision = &d
 	st.Pending.RecoveredUnknownTurn = true
 	out := &outcome{decision: d, phase: st.Phase}
-	if err := c.setAsidePlanted(out); err != nil {
+	if err := c.setAsidePlanted(out, "the turn"); err != nil {
 		return err
 	}
 	if len(out.failures) > 0 {

@@ -112,7 +112,7 @@ func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
 	if err := c.refereeGuarded(ctx, out, res.FinalMessage, agentFailed, plan.git, res.OutputCut); err != nil {
 		return nil, err
 	}
-	if err := c.setAsidePlanted(out); err != nil {
+	if err := c.setAsidePlanted(out, "the turn"); err != nil {
 		return nil, err
 	}
 	after, err := c.changes.Snapshot()
