@@ -96,8 +96,11 @@ func TestRegistration(t *testing.T) {
 	if _, err := s.TakeControl("deadbeef"); err != nil {
 		t.Fatal(err)
 	}
+	if err := s.AppendControl("deadbeef", ControlRequest{Kind: ControlPause}); err == nil {
+		t.Error("a request was queued for a task no grub of this user runs")
+	}
 	if s.Registered("deadbeef") {
-		t.Error("reading a planted task's requests registered it")
+		t.Error("reading or queueing a planted task's requests registered it")
 	}
 	if got, err := s.RegisteredTasks(); err != nil || len(got) != 1 || got[0] != st.ID {
 		t.Errorf("RegisteredTasks = %v, %v; want only %s", got, err, st.ID)
