@@ -331,7 +331,14 @@ func (c *Controller) prepare(ctx context.Context) error {
 		return err
 	}
 	if st.Phase == harness.PhaseExecution {
+		// init.sh runs here, before any turn notes the task folders.
+		if err := c.store.NoteTaskFolders(st.ID); err != nil {
+			return err
+		}
 		if err := c.reconcileGuarded(ctx); err != nil {
+			return err
+		}
+		if err := c.setAsidePlantedAtStart(); err != nil {
 			return err
 		}
 	}
@@ -352,6 +359,9 @@ func (c *Controller) recoverUnknownTurn(ctx context.Context) error {
 	st.Pending.RecoveredUnknownTurn = true
 	out := &outcome{decision: d, phase: st.Phase}
 	if err := c.recoverGit(out); err != nil {
+		return err
+	}
+	if err := c.setAsidePlanted(out, "the turn"); err != nil {
 		return err
 	}
 	entry := templates.Entry{Iteration: st.CurrentIteration, Phase: string(st.Phase), Decision: loopstate.Unknown,

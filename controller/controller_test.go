@@ -67,6 +67,7 @@ func newTask(t *testing.T, mutate func(*harness.State)) *run {
 	if err != nil {
 		t.Fatal(err)
 	}
+	store.Private = t.TempDir()
 	st := &harness.State{Goal: "make marker files", Locale: "en", Status: harness.StatusRunning,
 		Phase: harness.PhaseInitializer, Limits: harness.DefaultLimits(), Agent: harness.Agent{Kind: harness.AgentCommand}}
 	st.Limits.MinFeatures = 2

@@ -1,5 +1,12 @@
 package controller
 
+import (
+	"strings"
+
+	"github.com/grub-dev/grub/harness"
+	"github.com/grub-dev/grub/loopstate"
+)
+
 // checkOwnFiles is the referee's check of the files grub writes after a
 // turn: a progress-log.md the agent replaced by a link (to ~/.bashrc, say),
 // a folder or a hard link to another file, and a turns/ or spill/ folder
@@ -24,4 +31,31 @@ func (c *Controller) checkOwnFiles(out *outcome) error {
 		out.fail("illegal edit: %v", d)
 	}
 	return nil
+}
+
+// setAsidePlanted is the referee's check that only grub creates tasks: a
+// task folder the turn made in .grub (a paused task with an agent and
+// hooks of its choosing, waiting for a bare grub resume) is moved out of
+// the task scan, content kept, and fails the turn; the committer never
+// takes it either. It runs after the verification, since init.sh and
+// verify commands are the agent's too.
+func (c *Controller) setAsidePlanted(out *outcome, who string) error {
+	planted, err := c.store.SetAsidePlanted(c.st.ID, c.now())
+	for _, p := range planted {
+		out.failAs(harness.FindingTampering, "%s made the task folder .grub/%s; only grub creates tasks, so it is not committed and was set aside as %s (look at it, then delete it)", who, p.ID, p.To)
+		c.say("turn %d: %s made the task folder .grub/%s; set aside as %s", c.st.CurrentIteration, who, p.ID, p.To)
+	}
+	return err
+}
+
+// setAsidePlantedAtStart is setAsidePlanted for the init.sh the run ran
+// when it started (reconcileGuarded), logged as a reconciliation entry.
+func (c *Controller) setAsidePlantedAtStart() error {
+	out := &outcome{}
+	err := c.setAsidePlanted(out, "init.sh, run to check the feature list when the run started,")
+	if len(out.failures) > 0 {
+		c.appendLog(logEntry{decision: loopstate.Reconciled, summary: "init.sh made a task folder when the run started; grub set it aside",
+			failure: strings.Join(out.failures, "\n")})
+	}
+	return err
 }

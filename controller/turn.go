@@ -114,6 +114,9 @@ func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
 	if err := c.refereeGuarded(ctx, out, res.FinalMessage, agentFailed, plan.git, res.OutputCut); err != nil {
 		return nil, err
 	}
+	if err := c.setAsidePlanted(out, "the turn"); err != nil {
+		return nil, err
+	}
 	after, err := c.changes.Snapshot()
 	if err != nil {
 		return nil, fmt.Errorf("snapshot the workspace: %w", err)
@@ -160,6 +163,11 @@ func (c *Controller) prepareTurn() (turnPlan, error) {
 	// Keep the log's inode, so that a log the agent replaces by a link is
 	// put back with its content (checkRegularFiles).
 	if err := c.store.KeepProgressLog(st.ID); err != nil {
+		return turnPlan{}, err
+	}
+	// Note the task folders there are, so that one the turn makes is set
+	// aside after it (setAsidePlanted), or by the run that recovers it.
+	if err := c.store.NoteTaskFolders(st.ID); err != nil {
 		return turnPlan{}, err
 	}
 	if err := c.persist(); err != nil {

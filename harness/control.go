@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -82,10 +83,30 @@ type controlFile struct {
 	Requests []ControlRequest `json:"requests"`
 }
 
+// The control channel of a task (control.json and its control.lock) lives
+// in the task's private folder (PrivateDir), outside the workspace: only
+// the user's grub processes write it. Nothing a turn runs can reach it
+// there: the sandbox does not let a command write outside the workspace
+// (and makes the private folder read-only where it lies under a path a
+// command may write), and the built-in agent's tools are confined to the
+// workspace. A control.json in the task folder (.grub/<id>/, where older
+// versions kept it and where the agent can write) is never read.
+
+// ControlPath is where the control requests of task id wait:
+// control.json in the task's private folder. It makes no folder.
+func (s *Store) ControlPath(id string) (string, error) {
+	dir, err := s.privatePath(id)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, FileControl), nil
+}
+
 // AppendControl queues r for the controller of task id. It fills r.At when
 // zero. Concurrent appenders and TakeControl are serialised by an flock on
 // control.lock; control.json is written atomically and validated first. A
 // corrupt control.json is reported (*schemas.Error), never overwritten.
+// Without a private folder it is ErrNoPrivate.
 func (s *Store) AppendControl(id string, r ControlRequest) error {
 	if err := r.check(); err != nil {
 		return err
@@ -93,13 +114,13 @@ func (s *Store) AppendControl(id string, r ControlRequest) error {
 	if r.At.IsZero() {
 		r.At = time.Now().UTC()
 	}
-	return s.withControlLock(id, func() error {
-		cf, err := s.readControl(id)
+	return s.withControlLock(id, true, func(path string) error {
+		cf, err := s.readControl(path)
 		if err != nil {
 			return err
 		}
 		cf.Requests = append(cf.Requests, r)
-		return s.writeControl(id, cf)
+		return s.writeControl(path, cf)
 	})
 }
 
@@ -108,8 +129,8 @@ func (s *Store) AppendControl(id string, r ControlRequest) error {
 // corrupt control.json is a *schemas.Error and is left in place.
 func (s *Store) TakeControl(id string) ([]ControlRequest, error) {
 	var reqs []ControlRequest
-	err := s.withControlLock(id, func() error {
-		cf, err := s.readControl(id)
+	err := s.withControlLock(id, false, func(path string) error {
+		cf, err := s.readControl(path)
 		if err != nil {
 			return err
 		}
@@ -117,11 +138,10 @@ func (s *Store) TakeControl(id string) ([]ControlRequest, error) {
 		if len(reqs) == 0 {
 			return nil
 		}
-		path := s.Path(id, FileControl)
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("clear %s: %w", s.Rel(path), err)
+			return fmt.Errorf("clear %s: %w", path, err)
 		}
-		return atomicfile.SyncDir(s.Dir(id))
+		return atomicfile.SyncDir(filepath.Dir(path))
 	})
 	return reqs, err
 }
@@ -129,64 +149,110 @@ func (s *Store) TakeControl(id string) ([]ControlRequest, error) {
 // PeekControl returns the queued requests of task id without taking them.
 func (s *Store) PeekControl(id string) ([]ControlRequest, error) {
 	var reqs []ControlRequest
-	err := s.withControlLock(id, func() error {
-		cf, err := s.readControl(id)
+	err := s.withControlLock(id, false, func(path string) error {
+		cf, err := s.readControl(path)
 		reqs = cf.Requests
 		return err
 	})
 	return reqs, err
 }
 
-// withControlLock runs fn holding the flock on the task's control.lock.
-func (s *Store) withControlLock(id string, fn func() error) error {
+// withControlLock runs fn, with the path of control.json, holding the
+// flock on the task's control.lock (both in the private folder). A task
+// without a private folder (one no grub of this user ran here: its
+// runner registers it) has no requests: fn is not called, and with
+// create (a request to queue) that is an error. No folder is made:
+// neither reading nor queueing registers a task.
+func (s *Store) withControlLock(id string, create bool, fn func(path string) error) error {
 	if err := s.checkTask(id); err != nil {
 		return err
 	}
-	path := s.Path(id, FileControlLock)
-	f, err := s.openLockFile(id, FileControlLock)
+	path, err := s.ControlPath(id)
 	if err != nil {
-		return fmt.Errorf("lock %s: %w", s.Rel(path), err)
+		return err
+	}
+	if !s.Registered(id) {
+		if create {
+			return fmt.Errorf("task %s has no private folder (%s): its runner is not a grub of this user on this machine, so no request was queued", id, filepath.Dir(path))
+		}
+		return nil
+	}
+	lockPath := filepath.Join(filepath.Dir(path), FileControlLock)
+	if _, err := removeNonRegular(lockPath, 0); err != nil {
+		return fmt.Errorf("lock %s: %w", lockPath, err)
+	}
+	f, err := s.openOwnFile(lockPath, os.O_RDWR|os.O_CREATE, 0o600, "")
+	if err != nil {
+		return fmt.Errorf("lock %s: %w", lockPath, err)
 	}
 	defer f.Close()
 	if err := lockWait(f); err != nil {
-		return fmt.Errorf("lock %s: %w", s.Rel(path), err)
+		return fmt.Errorf("lock %s: %w", lockPath, err)
 	}
 	defer unlock(f)
-	return fn()
+	return fn(path)
 }
 
-// readControl reads and validates control.json; a missing file is an empty
-// queue.
-func (s *Store) readControl(id string) (controlFile, error) {
-	path := s.Path(id, FileControl)
+// readControl reads and validates the control.json at path; a missing
+// file is an empty queue.
+func (s *Store) readControl(path string) (controlFile, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return controlFile{Version: controlVersion}, nil
 	}
 	if err != nil {
-		return controlFile{}, fmt.Errorf("read %s: %w", s.Rel(path), err)
+		return controlFile{}, fmt.Errorf("read %s: %w", path, err)
 	}
-	if err := schemas.Validate(schemas.Control, s.Rel(path), data); err != nil {
+	if err := schemas.Validate(schemas.Control, path, data); err != nil {
 		return controlFile{}, err
 	}
 	var cf controlFile
 	if err := json.Unmarshal(data, &cf); err != nil {
-		return controlFile{}, &schemas.Error{File: s.Rel(path), Schema: schemas.Control, Syntax: err}
+		return controlFile{}, &schemas.Error{File: path, Schema: schemas.Control, Syntax: err}
 	}
 	return cf, nil
 }
 
-// writeControl validates cf and writes control.json atomically.
-func (s *Store) writeControl(id string, cf controlFile) error {
-	path := s.Path(id, FileControl)
+// writeControl validates cf and writes it atomically to path.
+func (s *Store) writeControl(path string, cf controlFile) error {
 	cf.Version = controlVersion
 	data, err := json.MarshalIndent(cf, "", "  ")
 	if err != nil {
-		return fmt.Errorf("encode %s: %w", s.Rel(path), err)
+		return fmt.Errorf("encode %s: %w", path, err)
 	}
 	data = append(data, '\n')
-	if err := schemas.Validate(schemas.Control, s.Rel(path), data); err != nil {
+	if err := schemas.Validate(schemas.Control, path, data); err != nil {
 		return err
 	}
-	return s.writeOwnFile(id, FileControl, data, 0o644)
+	if _, err := removeNonRegular(path, 0o600); err != nil {
+		return fmt.Errorf("remove %s to write it: %w", path, err)
+	}
+	return atomicfile.WriteFile(path, data, 0o600)
+}
+
+// OldControlFile reports whether task id's folder holds a control.json,
+// where grub kept its control requests before they moved to the private
+// folder: nothing reads it (the agent could write it), and doctor says
+// so.
+func (s *Store) OldControlFile(id string) bool {
+	_, err := os.Lstat(s.Path(id, FileControl))
+	return err == nil
+}
+
+// SetAsideControl renames task id's control.json (in the private folder)
+// to control.json.damaged-<time> beside it, for grub doctor --repair, and
+// returns where it went; no file: "".
+func (s *Store) SetAsideControl(id string, now time.Time) (string, error) {
+	path, err := s.ControlPath(id)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	to := path + ".damaged-" + now.UTC().Format("20060102T150405Z")
+	if err := os.Rename(path, to); err != nil {
+		return "", fmt.Errorf("set %s aside: %w", path, err)
+	}
+	return to, atomicfile.SyncDir(filepath.Dir(path))
 }

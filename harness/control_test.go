@@ -44,7 +44,8 @@ func TestControlAppendPeekTake(t *testing.T) {
 	if len(took) != len(sent) || took[1].Goal != "new goal" || *took[2].Limits.MaxIterations != 50 || took[3].At.IsZero() || took[0].Kind != ControlPause {
 		t.Fatalf("TakeControl = %+v", took)
 	}
-	if _, err := os.Stat(s.Path(st.ID, FileControl)); !errors.Is(err, os.ErrNotExist) {
+	path, _ := s.ControlPath(st.ID)
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("control.json still there after TakeControl (%v)", err)
 	}
 	if again, err := s.TakeControl(st.ID); err != nil || len(again) != 0 {
@@ -92,7 +93,10 @@ func TestControlCorruptFileIsReportedAndKept(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s := newStore(t)
 			st := mustCreate(t, s, newState("g"))
-			path := s.Path(st.ID, FileControl)
+			path, err := s.ControlPath(st.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -104,7 +108,7 @@ func TestControlCorruptFileIsReportedAndKept(t *testing.T) {
 			for op, f := range ops {
 				err := f()
 				var se *schemas.Error
-				if !errors.As(err, &se) || !strings.Contains(err.Error(), ".grub/"+st.ID+"/control.json") {
+				if !errors.As(err, &se) || !strings.Contains(err.Error(), path) {
 					t.Errorf("%s = %v, want a *schemas.Error naming control.json", op, err)
 				}
 				if data, _ := os.ReadFile(path); !bytes.Equal(data, []byte(doc)) {

@@ -50,7 +50,11 @@ func FuzzReadControl(f *testing.F) {
 		f.Fatal(err)
 	}
 	const id = "0a1b2c3d"
+	store.Private = f.TempDir()
 	if err := os.MkdirAll(store.Dir(id), 0o755); err != nil {
+		f.Fatal(err)
+	}
+	if _, err := store.PrivateDir(id); err != nil {
 		f.Fatal(err)
 	}
 	for _, seed := range []string{
@@ -61,10 +65,14 @@ func FuzzReadControl(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if err := os.WriteFile(store.Path(id, FileControl), data, 0o644); err != nil {
+		path, err := store.ControlPath(id)
+		if err != nil {
 			t.Fatal(err)
 		}
-		cf, err := store.readControl(id)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cf, err := store.readControl(path)
 		if err != nil {
 			var se *schemas.Error
 			if !errors.As(err, &se) {

@@ -7,10 +7,7 @@ import (
 )
 
 func TestHooksRoundTripAndOldStateLoads(t *testing.T) {
-	s, err := Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newStore(t)
 	st := &State{Goal: "g", Locale: "en", Status: StatusPaused, Phase: PhaseInitializer, Limits: DefaultLimits(), Agent: Agent{Kind: AgentCommand, Command: "a"}}
 	if err := s.Create(st); err != nil {
 		t.Fatal(err)

@@ -38,6 +38,18 @@ func PrivateRoot(getenv func(string) string) string {
 // key is taken from the SHA-256 of the workspace's real path, so the same
 // id in two workspaces (or two work trees) never shares a folder.
 func (s *Store) PrivateDir(id string) (string, error) {
+	dir, err := s.privatePath(id)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("grub's private folder: %w", err)
+	}
+	return dir, nil
+}
+
+// privatePath is PrivateDir's folder, without making it.
+func (s *Store) privatePath(id string) (string, error) {
 	if s.Private == "" {
 		return "", ErrNoPrivate
 	}
@@ -49,9 +61,5 @@ func (s *Store) PrivateDir(id string) (string, error) {
 		root = real
 	}
 	sum := sha256.Sum256([]byte(root))
-	dir := filepath.Join(s.Private, "tasks", id+"-"+hex.EncodeToString(sum[:8]))
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("grub's private folder: %w", err)
-	}
-	return dir, nil
+	return filepath.Join(s.Private, "tasks", id+"-"+hex.EncodeToString(sum[:8])), nil
 }

@@ -18,7 +18,7 @@ import (
 //   - .grub and .grub/<id> must be real folders (checkTaskDirs); a link
 //     there is an error and nothing is written.
 //   - a file grub replaces (state, checklist, feature list, init.sh,
-//     control.json, .gitignore) is written by atomicfile.WriteFile, whose
+//     .gitignore, and control.json in the private folder) is written by atomicfile.WriteFile, whose
 //     rename replaces a link instead of following it, after removing a
 //     folder or other non-regular file in its place (writeOwnFile);
 //   - a file grub appends to or keeps open (progress-log.md, lock,

@@ -185,6 +185,13 @@ func TestWritersDoNotFollowLinks(t *testing.T) {
 	for _, name := range []string{FileState, FileChecklist, FileLock, FileControlLock} {
 		bashrc := outsideFile(t)
 		p := s.Path(st.ID, name)
+		if name == FileControlLock { // in the private folder
+			control, err := s.ControlPath(st.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p = filepath.Join(filepath.Dir(control), name)
+		}
 		os.Remove(p)
 		if err := os.Symlink(bashrc, p); err != nil {
 			t.Fatal(err)

@@ -48,9 +48,10 @@ const GrubDirName = ".grub"
 // (TrackedFiles): the runtime files (lock, control queue, turns/, spill/)
 // and anything else left there. `*/*` ignores every entry
 // of a task folder, the negations take grub's files back, and `*/*/*`
-// keeps out the content of a folder made in one of their places. Its last
-// rule matches the temp files of atomicfile.WriteFile, which a crash can
-// leave behind.
+// keeps out the content of a folder made in one of their places. Then
+// come the temp files of atomicfile.WriteFile, which a crash can leave
+// behind, and the task folders a turn made, set aside (SetAsidePlanted),
+// whose names are no task ids.
 var Gitignore = func() string {
 	var b strings.Builder
 	b.WriteString("# Written by grub: only grub's own files of a task are committed;\n")
@@ -59,6 +60,7 @@ var Gitignore = func() string {
 		b.WriteString("!*/" + name + "\n")
 	}
 	b.WriteString("*/*/*\n" + atomicfile.TempGlob + "\n")
+	b.WriteString("/*" + plantedSuffix + "*/\n") // task folders a turn made, set aside (SetAsidePlanted)
 	return b.String()
 }()
 
@@ -210,7 +212,7 @@ func (s *Store) Create(st *State) error {
 			}
 			prepared = true
 		}
-		err = os.Mkdir(s.Dir(st.ID), 0o755)
+		err = s.makeTaskDir(st.ID)
 		if errors.Is(err, fs.ErrExist) && assign && attempt < 16 {
 			continue
 		}
@@ -222,6 +224,29 @@ func (s *Store) Create(st *State) error {
 		}
 		return s.writeNewTask(st, data, accepted)
 	}
+}
+
+// makeTaskDir makes the folder of a new task id, registering the task
+// first (its private folder, when the store has a private root), so that
+// a running turn's referee never takes the folder for one the turn
+// planted (SetAsidePlanted). A folder already there is fs.ErrExist and
+// is not registered.
+func (s *Store) makeTaskDir(id string) error {
+	if _, err := os.Lstat(s.Dir(id)); err == nil {
+		return fs.ErrExist
+	}
+	if s.Private == "" {
+		return os.Mkdir(s.Dir(id), 0o755)
+	}
+	priv, err := s.PrivateDir(id)
+	if err != nil {
+		return err
+	}
+	err = os.Mkdir(s.Dir(id), 0o755)
+	if errors.Is(err, fs.ErrExist) {
+		_ = os.Remove(priv) // another made it meanwhile: not ours (empty, so removed)
+	}
+	return err
 }
 
 // newTaskFiles renders a new task's state.json and, when it has an
@@ -360,20 +385,28 @@ func sortTasks(tasks []*State) {
 }
 
 // Resolve turns what a user typed into a task id. An empty id means the most
-// recently updated healthy task (with only damaged tasks, the first one's
-// error); a unique prefix of an id names that task. No tasks
+// recently updated healthy task, never one updated after now (Latest;
+// with only damaged tasks, the first one's error); a unique prefix of an id names that task. No tasks
 // at all is ErrNoTasks; an unknown or ambiguous id is a *NotFoundError.
 func (s *Store) Resolve(id string) (string, error) {
 	id = strings.ToLower(strings.TrimSpace(id))
 	if id == "" {
 		tasks, damaged, err := s.Scan()
-		switch {
-		case err != nil:
+		if err != nil {
 			return "", err
-		case len(tasks) > 0:
-			return tasks[0].ID, nil
+		}
+		latest, future := Latest(tasks, time.Now())
+		switch {
+		case latest != nil:
+			return latest.ID, nil
 		case len(damaged) > 0:
 			return "", damaged[0].Err
+		case len(future) > 0:
+			ids := make([]string, len(future))
+			for i, st := range future {
+				ids[i] = st.ID
+			}
+			return "", &futureOnlyError{ids: ids}
 		}
 		return "", &noTasksError{root: s.Root}
 	}

@@ -19,13 +19,15 @@ import (
 	"github.com/grub-dev/grub/templates"
 )
 
-// newStore opens a store on a fresh temp workspace.
+// newStore opens a store on a fresh temp workspace, with a private
+// folder of its own.
 func newStore(t *testing.T) *Store {
 	t.Helper()
 	s, err := Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.Private = t.TempDir()
 	return s
 }
 

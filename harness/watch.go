@@ -8,18 +8,24 @@ import (
 )
 
 // WatchControl calls changed (on a goroutine of its own) each time
-// control.json of task id is created, written or renamed into place, until
-// stop is called. The controller uses it to act on pause --now during a
+// control.json of task id (in its private folder, ControlPath) is
+// created, written or renamed into place, until stop is called. The controller uses it to act on pause --now during a
 // turn instead of at the turn boundary.
 func (s *Store) WatchControl(id string, changed func()) (stop func(), err error) {
+	if err := s.checkTask(id); err != nil {
+		return nil, err
+	}
+	dir, err := s.PrivateDir(id)
+	if err != nil {
+		return nil, err
+	}
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, fmt.Errorf("watch control requests: %w", err)
 	}
-	dir := s.Dir(id)
 	if err := w.Add(dir); err != nil {
 		w.Close()
-		return nil, fmt.Errorf("watch %s: %w", s.Rel(dir), err)
+		return nil, fmt.Errorf("watch %s: %w", dir, err)
 	}
 	done := make(chan struct{})
 	go func() {

@@ -139,7 +139,7 @@ func lookPathIn(pathList, name string) (string, error) {
 // scriptEnv is the script's environment, as exec would pass it.
 func scriptEnv(ts *testscript.TestScript) []string {
 	var env []string
-	for _, k := range []string{"WORK", "HOME", "PATH", "TMPDIR", "GORACE", "TZ", "OPENAI_BASE_URL", "GIT_CONFIG_GLOBAL"} {
+	for _, k := range []string{"WORK", "HOME", "XDG_STATE_HOME", "PATH", "TMPDIR", "GORACE", "TZ", "OPENAI_BASE_URL", "GIT_CONFIG_GLOBAL"} {
 		if v := ts.Getenv(k); v != "" {
 			env = append(env, k+"="+v)
 		}

@@ -27,8 +27,8 @@ func cmdFakeOpenAI(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 1 {
 		mode = args[0]
 	}
-	if neg || len(args) > 1 || mode != "" && mode != "quota" && mode != "nousage" && mode != "gitplant" && mode != "gitredirect" && mode != "probe" {
-		ts.Fatalf("usage: fakeopenai [quota|nousage|gitplant|gitredirect|probe]")
+	if neg || len(args) > 1 || mode != "" && mode != "quota" && mode != "nousage" && mode != "gitplant" && mode != "gitredirect" && mode != "controlplant" && mode != "probe" {
+		ts.Fatalf("usage: fakeopenai [quota|nousage|gitplant|gitredirect|controlplant|probe]")
 	}
 	srv := llmtest.NewServer()
 	switch mode {
@@ -44,6 +44,8 @@ func cmdFakeOpenAI(ts *testscript.TestScript, neg bool, args []string) {
 		srv.SetFallback(gitPlantModel)
 	case "gitredirect":
 		srv.SetFallback(gitRedirectModel)
+	case "controlplant":
+		srv.SetFallback(controlPlantModel())
 	case "probe":
 		srv.SetFallback(scripted(`sh "$PROBE" shell && `))
 	default:

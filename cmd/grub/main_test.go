@@ -62,33 +62,33 @@ func TestScripts(t *testing.T) {
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("TZ", "UTC")
-			// grub's private folder (harness.PrivateRoot) outside $WORK,
-			// which is often the workspace, and not under the shared
-			// HOME testscript sets (/no-home).
-			state, err := os.MkdirTemp("", "grub-state-")
-			if err != nil {
-				return err
-			}
-			env.Defer(func() { _ = os.RemoveAll(state) })
-			env.Setenv("XDG_STATE_HOME", state)
 			// Under -race every grub run would sleep a second at exit
 			// waiting for late reports; the scripts run grub hundreds of
 			// times.
 			env.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+			// grub's private folder (the control channel) beside the
+			// workspace, where sandboxed commands cannot write: outside
+			// $WORK, $TMPDIR and the caches.
+			state := filepath.Join(filepath.Dir(env.WorkDir), "state-"+filepath.Base(env.WorkDir))
+			if err := os.MkdirAll(state, 0o700); err != nil {
+				return err
+			}
+			env.Setenv("XDG_STATE_HOME", state)
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exits":      cmdExits,
-			"jsonget":    cmdJSONGet,
-			"validjson":  cmdValidJSON,
-			"waitlock":   cmdWaitLock,
-			"waitfile":   cmdWaitFile,
-			"taskid":     cmdTaskID,
-			"fakeopenai": cmdFakeOpenAI,
-			"bgstart":    cmdBgStart,
-			"bgsignal":   cmdBgSignal,
-			"bgwait":     cmdBgWait,
-			"pidgone":    cmdPidGone,
+			"exits":       cmdExits,
+			"jsonget":     cmdJSONGet,
+			"validjson":   cmdValidJSON,
+			"waitlock":    cmdWaitLock,
+			"waitfile":    cmdWaitFile,
+			"taskid":      cmdTaskID,
+			"controlpath": cmdControlPath,
+			"fakeopenai":  cmdFakeOpenAI,
+			"bgstart":     cmdBgStart,
+			"bgsignal":    cmdBgSignal,
+			"bgwait":      cmdBgWait,
+			"pidgone":     cmdPidGone,
 		},
 	})
 }
@@ -104,6 +104,11 @@ func testLockMain() {
 	}
 	store, err := harness.Open(".")
 	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	store.Private = harness.PrivateRoot(os.Getenv)
+	if _, err := store.PrivateDir(os.Args[1]); err != nil { // as a runner registers its task
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
@@ -257,6 +262,24 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 // It waits for a task to appear, for a grub start running in the background.
 //
 //	taskid
+//
+// cmdControlPath sets $CONTROL to where the control requests of task id
+// (in the current workspace) wait: control.json in grub's private folder,
+// outside the workspace.
+//
+//	controlpath 0a1b2c3d
+func cmdControlPath(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: controlpath <task-id>")
+	}
+	store, err := harness.Open(ts.MkAbs("."))
+	ts.Check(err)
+	store.Private = harness.PrivateRoot(ts.Getenv)
+	path, err := store.ControlPath(args[0])
+	ts.Check(err)
+	ts.Setenv("CONTROL", path)
+}
+
 func cmdTaskID(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 0 {
 		ts.Fatalf("usage: taskid")

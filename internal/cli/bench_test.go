@@ -94,6 +94,7 @@ func benchTurns(b *testing.B, features int) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	store.Private = b.TempDir()
 	st, err := store.LoadState(id)
 	if err != nil {
 		b.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,10 +18,11 @@ import (
 
 // testEnv is a workspace in a temporary folder and a fixed clock.
 type testEnv struct {
-	t     *testing.T
-	root  string
-	store *harness.Store
-	now   time.Time
+	t        *testing.T
+	root     string
+	store    *harness.Store
+	now      time.Time
+	xdgState string // $XDG_STATE_HOME: grub's private folder is its grub/
 }
 
 func newTestEnv(t *testing.T) *testEnv {
@@ -30,7 +32,18 @@ func newTestEnv(t *testing.T) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &testEnv{t: t, root: root, store: store, now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	state := t.TempDir()
+	store.Private = filepath.Join(state, "grub")
+	return &testEnv{t: t, root: root, store: store, now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), xdgState: state}
+}
+
+// getenv is the environment grub runs with in the tests: only
+// $XDG_STATE_HOME, for its private folder.
+func (e *testEnv) getenv(k string) string {
+	if k == "XDG_STATE_HOME" {
+		return e.xdgState
+	}
+	return ""
 }
 
 // task creates a task updated `age` before the clock's now; edit adjusts
@@ -61,7 +74,7 @@ func (e *testEnv) run(args ...string) (code int, stdout, stderr string) {
 	ios, _, out, errOut := TestIOStreams()
 	f := NewFactory(ios)
 	f.Now = func() time.Time { return e.now }
-	f.Getenv = func(string) string { return "" }
+	f.Getenv = e.getenv
 	code = execute(context.Background(), f, append([]string{"-C", e.root}, args...))
 	return code, out.String(), errOut.String()
 }

@@ -96,6 +96,12 @@ func demoRun(opts *DemoOptions) error {
 	if err != nil {
 		return err
 	}
+	if opts.Getenv != nil {
+		store.Private = harness.PrivateRoot(opts.Getenv)
+	}
+	if store.Private == "" {
+		return harness.ErrNoPrivate
+	}
 	id, err := harness.NewID()
 	if err != nil {
 		return err

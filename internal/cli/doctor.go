@@ -38,7 +38,7 @@ func NewCmdDoctor(f *Factory, runF func(*DoctorOptions) error) *cobra.Command {
   files         grub's files in .grub/<id>/ are there and are regular files
   state         state.json follows its schema
   feature-list  feature-list.json follows its schema
-  control       control.json (requests for a runner) follows its schema
+  control       control.json (requests for a runner, in grub's private folder) follows its schema
   lock          who holds the lock (a runner, or a short-lived grub command);
                 a dead runner's agent or processes still on record; a task
                 left "running" without a runner

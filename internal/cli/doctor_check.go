@@ -34,12 +34,7 @@ func inspectTask(store *harness.Store, repo *gitx.Repo, repoErr error, id string
 			Fix: "grub doctor --repair " + id + " sets it aside and rebuilds it from the last turn commit, or else from feature-list.json and the progress log"})
 	}
 	checkFeatureList(store, id, st, add)
-	if _, err := store.PeekControl(id); err != nil {
-		add(finding{Check: "control", Severity: findingProblem, Message: err.Error(), Repairable: true,
-			Fix: "the requests in it cannot be read; grub doctor --repair " + id + " sets it aside (a runner then sees no request)"})
-	} else {
-		add(finding{Check: "control", Severity: findingOK, Message: "control.json is valid or absent"})
-	}
+	checkControl(store, id, add)
 	held := checkLock(store, id, st, add)
 	if st != nil {
 		done := st.CurrentIteration
@@ -63,6 +58,27 @@ func inspectTask(store *harness.Store, repo *gitx.Repo, repoErr error, id string
 	return rep
 }
 
+// checkControl checks the task's control requests, in its private
+// folder, and notes a control.json left in the task folder, which grub
+// no longer reads (the agent can write there).
+func checkControl(store *harness.Store, id string, add func(finding)) {
+	_, err := store.PeekControl(id)
+	switch {
+	case errors.Is(err, harness.ErrNoPrivate):
+		add(finding{Check: "control", Severity: findingWarning, Message: err.Error(), Fix: "grub cannot run or control a task without it"})
+	case err != nil:
+		add(finding{Check: "control", Severity: findingProblem, Message: err.Error(), Repairable: true,
+			Fix: "the requests in it cannot be read; grub doctor --repair " + id + " sets it aside (a runner then sees no request)"})
+	default:
+		add(finding{Check: "control", Severity: findingOK, Message: "the control requests (in grub's private folder) are valid or absent"})
+	}
+	if store.OldControlFile(id) {
+		rel := store.Rel(store.Path(id, harness.FileControl))
+		add(finding{Check: "control", Severity: findingWarning, Message: rel + " is ignored: grub keeps control requests in its private folder, outside the workspace, and never reads this file (an agent may have written it)",
+			Fix: "look at it, then delete it: rm " + rel})
+	}
+}
+
 // checkGitPrograms reports the hooks and the program-running config keys
 // of the workspace's repository: grub never runs them (go-git runs no hook
 // and no configured program, and the referee restores any a turn plants),
@@ -84,13 +100,13 @@ func checkGitPrograms(root string, add func(finding)) {
 // checkFiles checks that grub's files are there and are regular files.
 func checkFiles(store *harness.Store, id string, add func(finding)) {
 	bad := false
-	for _, name := range append(harness.TrackedFiles(), harness.FileControl, harness.FileLock) {
+	for _, name := range append(harness.TrackedFiles(), harness.FileLock) {
 		kind := lstatKind(store.Path(id, name))
 		rel := store.Rel(store.Path(id, name))
 		switch {
 		case kind == "":
 			continue
-		case kind == "missing" && (name == harness.FileControl || name == harness.FileLock || name == harness.FileTurnLedger):
+		case kind == "missing" && (name == harness.FileLock || name == harness.FileTurnLedger):
 			continue // made when needed (the ledger by the first turn recorded with it)
 		case kind == "missing" && name == harness.FileFeatureList:
 			continue // checked with the phase (checkFeatureList)

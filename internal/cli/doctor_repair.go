@@ -310,8 +310,13 @@ func (r *repairer) repairControl() {
 	if _, err := r.store.PeekControl(r.id); err == nil {
 		return
 	}
-	if r.setAside(harness.FileControl) {
-		r.say("the requests it held are not applied; make them again (grub pause, edit, steer) if they still matter")
+	to, err := r.store.SetAsideControl(r.id, r.opts.Now())
+	if err != nil {
+		r.say("could not set the control requests aside: %v; left as they are", err)
+		return
+	}
+	if to != "" {
+		r.say("set the damaged control requests aside as %s; the requests they held are not applied: make them again (grub pause, edit, steer) if they still matter", to)
 	}
 }
 
@@ -367,7 +372,7 @@ func (r *repairer) repairCommit(st *harness.State) error {
 		r.say("cannot commit: %v", err)
 		return nil
 	}
-	c, err := repo.CommitTurn(context.Background(), gitx.Turn{TaskID: r.id, Iteration: done, Status: string(st.Status),
+	c, err := onlyGrubTasks(repo, r.store, r.id).CommitTurn(context.Background(), gitx.Turn{TaskID: r.id, Iteration: done, Status: string(st.Status),
 		Summary: fmt.Sprintf("recovery commit by grub doctor --repair: turn %d had no commit", done), When: r.opts.Now()})
 	if err != nil {
 		return fmt.Errorf("recovery commit of turn %d: %w", done, err)

@@ -69,7 +69,7 @@ are not changed (only the goal the feature list records follows the new
 wording): the agent is asked to work towards it from there.
 
 When a controller is running the task, edit writes a request to its
-control.json and the change takes effect at the next turn boundary. When no
+control.json (in grub's private folder) and the change takes effect at the next turn boundary. When no
 controller runs it, state.json is changed directly.
 
 --sandbox, --sandbox-allow, --no-network, --pass-env and --sandbox-allow-git

@@ -110,7 +110,8 @@ func ExitCode(err error) int {
 		errors.As(err, &notFound),
 		errors.As(err, &damaged),
 		errors.As(err, &notReg),
-		errors.Is(err, harness.ErrNoTasks):
+		errors.Is(err, harness.ErrNoTasks),
+		errors.Is(err, harness.ErrNoPrivate):
 		return ExitUsage
 	default:
 		return ExitFailed

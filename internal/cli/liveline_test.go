@@ -126,6 +126,7 @@ func runShown(t *testing.T, ios *IOStreams, getenv func(string) string, noProgre
 	if err != nil {
 		t.Fatal(err)
 	}
+	store.Private = t.TempDir()
 	clock := &testClock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 	st := &harness.State{Goal: "two markers", Status: harness.StatusRunning, Phase: harness.PhaseInitializer,
 		CreatedAt: clock.now, UpdatedAt: clock.now, Limits: harness.DefaultLimits(), Agent: harness.Agent{Kind: harness.AgentCommand}}

@@ -30,7 +30,7 @@ func NewCmdPause(f *Factory, runF func(*PauseOptions) error) *cobra.Command {
 		Long: `Pause a task. Without <id>, the most recently updated task.
 
 When a controller is running the task, pause writes a request to the task's
-control.json and the controller applies it at the next turn boundary: it
+control.json (in grub's private folder) and the controller applies it at the next turn boundary: it
 finishes the current turn, records it, leaves the task paused and exits
 with code 5. With --now it cancels the current
 turn instead: the agent's processes are killed and the turn is recorded as

@@ -117,6 +117,7 @@ hooks (see grub start --help); the task keeps the ones it has otherwise.`,
 
 func resumeRun(opts *ResumeOptions) error {
 	store, st, err := loadTask(opts.Store, opts.ID)
+	noteBareID(opts.IO.ErrOut, opts.Store, opts.ID)
 	if err != nil {
 		return err
 	}

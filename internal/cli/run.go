@@ -304,6 +304,11 @@ func runTask(ctx context.Context, o runOptions) error {
 	if err != nil {
 		return err
 	}
+	// The control channel and the registration of the task (a task last
+	// run by an older grub, or cloned, gets its private folder here).
+	if _, err := o.Store.PrivateDir(o.ID); err != nil {
+		return err
+	}
 	sb, err := resolveSandbox(st.Sandbox, st.Agent.Kind, o.Store.Root, o.Getenv, o.Landlock)
 	if err != nil {
 		return err
@@ -322,6 +327,7 @@ func runTask(ctx context.Context, o runOptions) error {
 			wrap = sb.protectingWrapper(self, o.Store, o.ID)
 		} else {
 			fmt.Fprintln(o.IO.ErrOut, "grub: warning: "+why+"; .git is not read-only for sandboxed commands here, and what in it can run programs is guarded by the referee's check only")
+			warnPrivateWritable(o.IO.ErrOut, sb.Policy, o.Store.Private)
 		}
 	}
 	env := sb.scrubbedEnv()

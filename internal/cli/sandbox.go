@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -257,17 +259,22 @@ func (s sandboxSetup) wrapper(self string) func([]string) []string {
 // protectingWrapper is wrapper for a task whose protected files the
 // launcher makes read-only (in a user and mount namespace of its own):
 // the whole git directory (unless --sandbox-allow-git), git's hooks and
-// config and the other files the referee's guard lists, and the task's
-// state.json, accepted list files, lock and control.json. The list is
-// read again for every command, so a config include or hooks folder the
-// referee restored is covered from then on.
+// config and the other files the referee's guard lists, the task's
+// state.json, accepted list files and lock, and grub's private folder
+// (the control channels and the registered tasks), a second wall where
+// it lies under a path commands may write ($XDG_STATE_HOME in /tmp). The
+// list is read again for every command, so a config include or hooks
+// folder the referee restored is covered from then on.
 func (s sandboxSetup) protectingWrapper(self string, store *harness.Store, id string) func([]string) []string {
 	if !s.Policy.Confines() {
 		return nil
 	}
 	root := store.Root
 	files := []string{store.Path(id, harness.FileState), store.Path(id, harness.FileAcceptedList), store.Path(id, harness.FileAcceptedChanges),
-		store.Path(id, harness.FileLock), store.Path(id, harness.FileControl)}
+		store.Path(id, harness.FileLock)}
+	if store.Private != "" {
+		files = append(files, store.Private)
+	}
 	return func(argv []string) []string {
 		p := s.Policy
 		guarded, err := gitx.GuardedPaths(root)
@@ -282,6 +289,21 @@ func (s sandboxSetup) protectingWrapper(self string, store *harness.Store, id st
 			}
 		}
 		return sandbox.Wrap(self, p, argv)
+	}
+}
+
+// warnPrivateWritable warns, when the private folder cannot be made
+// read-only (no namespaces), that it lies in a path commands may write:
+// a command could then queue control requests for the task.
+func warnPrivateWritable(w io.Writer, p sandbox.Policy, private string) {
+	if private == "" {
+		return
+	}
+	for _, dir := range p.WritablePaths() {
+		if rel, err := filepath.Rel(dir, private); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			fmt.Fprintf(w, "grub: warning: grub's private folder %s lies in %s, which sandboxed commands may write, and cannot be made read-only here: the agent could queue control requests; set XDG_STATE_HOME to a folder outside it\n", private, dir)
+			return
+		}
 	}
 }
 

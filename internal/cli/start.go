@@ -189,6 +189,10 @@ func startRun(opts *StartOptions) error {
 	if err != nil {
 		return err
 	}
+	// The task's control channel lives in the private folder.
+	if store.Private == "" {
+		return harness.ErrNoPrivate
+	}
 	// A backend that cannot run is a usage error before anything exists.
 	if _, err := newAgent(opts.Agent, store.Root, opts.Getenv, agentSandbox{}); err != nil {
 		return err

@@ -122,6 +122,7 @@ func statusRun(opts *StatusOptions) error {
 		return watchStatus(opts, store, id)
 	}
 	store, st, damaged, err := loadTaskDamaged(opts.Store, opts.ID)
+	noteBareID(opts.IO.ErrOut, opts.Store, opts.ID)
 	if err != nil {
 		return err
 	}

@@ -36,7 +36,7 @@ is for, use grub edit. Several messages sent before a turn all arrive in
 that turn, in the order you sent them.
 
 When a controller is running the task, steer writes a request to the
-task's control.json; the controller picks it up at the next turn boundary,
+task's control.json (in grub's private folder); the controller picks it up at the next turn boundary,
 so the turn that is running now does not see it. When no controller runs
 the task, steer records the guidance in state.json directly, and the next
 grub resume delivers it.

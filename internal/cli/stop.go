@@ -30,7 +30,7 @@ func NewCmdStop(f *Factory, runF func(*StopOptions) error) *cobra.Command {
 		Long: `Stop a task. Without <id>, the most recently updated task.
 
 When a controller is running the task, stop writes a request to the task's
-control.json; the controller finishes the current turn, records it, sets
+control.json (in grub's private folder); the controller finishes the current turn, records it, sets
 the status to stopped and exits with code 5.
 
 When no controller runs the task, stop sets its status to stopped in

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/grub-dev/grub/harness"
 	"github.com/grub-dev/grub/internal/gitx"
@@ -155,7 +156,8 @@ func resolveInStores(home *harness.Store, id string) (*harness.Store, string, er
 	return home, "", &harness.NotFoundError{ID: strings.ToLower(strings.TrimSpace(id)), Known: slices.Compact(append(known, match...)), Matches: match}
 }
 
-// latestTask is the most recently updated healthy task of the stores and
+// latestTask is the most recently updated healthy task of the stores
+// (never one updated at a time still to come: harness.Latest) and
 // the damaged tasks of the first; with no healthy task, the first
 // damaged one's error or the first store's "no tasks" error.
 func latestTask(stores []*harness.Store) (*harness.Store, *harness.State, []harness.DamagedTask, error) {
@@ -179,8 +181,8 @@ func latestTask(stores []*harness.Store) (*harness.Store, *harness.State, []harn
 		if len(dmg) > 0 && firstDmgd == nil {
 			firstDmgd = dmg[0].Err
 		}
-		if len(tasks) > 0 && (bestSt == nil || tasks[0].UpdatedAt.After(bestSt.UpdatedAt)) {
-			best, bestSt = s, tasks[0]
+		if st, _ := harness.Latest(tasks, time.Now()); st != nil && (bestSt == nil || st.UpdatedAt.After(bestSt.UpdatedAt)) {
+			best, bestSt = s, st
 		}
 	}
 	if bestSt != nil {
@@ -191,6 +193,29 @@ func latestTask(stores []*harness.Store) (*harness.Store, *harness.State, []harn
 	}
 	_, err := stores[0].Resolve("")
 	return nil, nil, nil, err
+}
+
+// noteBareID prints, for a command given no task id (id blank), a note
+// for each task of the workspace's stores that claims an update at a
+// time still to come: latestTask skipped it.
+func noteBareID(w io.Writer, open func() (*harness.Store, error), id string) {
+	if strings.TrimSpace(id) != "" {
+		return
+	}
+	home, err := open()
+	if err != nil {
+		return
+	}
+	for _, s := range taskStores(home) {
+		tasks, _, err := s.Scan()
+		if err != nil {
+			continue
+		}
+		_, future := harness.Latest(tasks, time.Now())
+		for _, st := range future {
+			fmt.Fprintf(w, "grub: note: %s\n", harness.FutureNote(st))
+		}
+	}
 }
 
 // storeForID is the store a command that opens the store itself (doctor)

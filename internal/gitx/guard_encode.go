@@ -32,7 +32,7 @@ type encodedCopy struct {
 }
 
 type encodedRoot struct {
-	Path   string `json:"path"`
+	Path      string `json:"path"`
 	Kind      string `json:"kind"` // file, config, tree, head
 	Base      string `json:"base,omitempty"`
 	DotGit    bool   `json:"dotGit,omitempty"`

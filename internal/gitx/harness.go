@@ -3,6 +3,8 @@ package gitx
 import (
 	"path"
 	"path/filepath"
+	"sort"
+	"strings"
 )
 
 // HarnessFiles is the commit rule for grub's own folder. gitx does not
@@ -16,9 +18,16 @@ import (
 // that the rule does not take in leave the index. When the repository's
 // ignore rules (above Dir) ignore Dir itself and nothing under it is
 // tracked, it is skipped, as any ignored folder is.
+//
+// Tasks, when set, names the task folders whose files a scan may take in
+// (the ones grub made: internal/cli passes harness.Store.Registered): a
+// task folder it refuses (one a turn planted) adds nothing, and what the
+// index already tracks under it stays as it is (a task another grub
+// made, in a clone, keeps its committed files).
 type HarnessFiles struct {
-	Dir     string   // the tasks folder, relative to the workspace (".grub")
-	Tracked []string // the names committed in each task folder
+	Dir     string                 // the tasks folder, relative to the workspace (".grub")
+	Tracked []string               // the names committed in each task folder
+	Tasks   func(name string) bool // the task folders taken in; nil: every one
 }
 
 // WithHarness returns a copy of r whose scans (commits, the change token,
@@ -30,17 +39,17 @@ func (r *Repo) WithHarness(h HarnessFiles) *Repo {
 }
 
 // harnessRule is the scanner's form of r's HarnessFiles: the folder as a
-// repository path and the tracked names as a set. A zero rule (no
-// WithHarness) has dir "".
-func (r *Repo) harnessRule() (dir string, tracked map[string]bool) {
+// repository path, the tracked names as a set and the task filter. A zero
+// rule (no WithHarness) has dir "".
+func (r *Repo) harnessRule() (dir string, tracked map[string]bool, tasks func(string) bool) {
 	if r.harness == nil || r.harness.Dir == "" {
-		return "", nil
+		return "", nil, nil
 	}
 	tracked = make(map[string]bool, len(r.harness.Tracked))
 	for _, n := range r.harness.Tracked {
 		tracked[n] = true
 	}
-	return joinRel(r.prefix, path.Clean(filepath.ToSlash(r.harness.Dir))), tracked
+	return joinRel(r.prefix, path.Clean(filepath.ToSlash(r.harness.Dir))), tracked, r.harness.Tasks
 }
 
 // walkHarness scans grub's folder dir (a repository path) by the harness
@@ -59,6 +68,8 @@ func (s *scanner) walkHarness(dir string) error {
 		case s.exclude[rel]:
 		case d.Name() == ".gitignore" && d.Type().IsRegular():
 			s.addHarnessFile(rel, filepath.Join(abs, d.Name()))
+		case s.harnessTasks != nil && !s.harnessTasks(d.Name()):
+			s.keepTracked(rel)
 		case d.Type().IsDir():
 			if err := s.walkTaskDir(rel); err != nil {
 				return err
@@ -66,6 +77,18 @@ func (s *scanner) walkHarness(dir string) error {
 		}
 	}
 	return nil
+}
+
+// keepTracked keeps the index entries under dir as they are: a task
+// folder the rule does not take in neither adds nor loses anything.
+func (s *scanner) keepTracked(dir string) {
+	i := sort.SearchStrings(s.names, dir+"/")
+	for ; i < len(s.names) && strings.HasPrefix(s.names[i], dir+"/"); i++ {
+		if e := s.tracked[s.names[i]]; e != nil && !e.SkipWorktree && !s.excluded(e.Name) {
+			c := *e
+			s.out = append(s.out, &c)
+		}
+	}
 }
 
 // walkTaskDir takes in the tracked regular files of one task folder.

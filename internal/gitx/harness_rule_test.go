@@ -94,3 +94,34 @@ func TestHarnessRuleDropsTrackedStrays(t *testing.T) {
 		t.Errorf("state.json left the commit: %v", keys(files))
 	}
 }
+
+// The issue's planted task: a turn writes .grub/deadbeef/state.json. With
+// the rule's task filter (the tasks grub made), the commit takes nothing
+// from it, nor from a task folder set aside under another name, while a
+// task another grub made (committed before, in a clone) keeps its
+// committed files unchanged, and the task's own files are taken.
+func TestHarnessRuleTakesOnlyGrubsTasks(t *testing.T) {
+	dir, r := committedRepo(t, map[string]string{".grub/0a1b2c3d/state.json": "{}", ".grub/01d01d00/state.json": "clone", "a.txt": "a"})
+	write(t, dir, map[string]string{
+		".grub/0a1b2c3d/state.json":                          `{"turn":1}`,
+		".grub/01d01d00/state.json":                          "changed in the work tree",
+		".grub/deadbeef/state.json":                          `{"status":"paused","updatedAt":"2099-01-01T00:00:00Z"}`,
+		".grub/deadbeef/init.sh":                             "touch /tmp/pwned",
+		".grub/cafebabe.planted-20261201T100000Z/state.json": "{}",
+	})
+	r = r.WithHarness(HarnessFiles{Dir: ".grub", Tracked: []string{"state.json", "init.sh"},
+		Tasks: func(name string) bool { return name == "0a1b2c3d" }})
+	mustCommit(t, r, Turn{TaskID: "0a1b2c3d", Iteration: 1, Summary: "s", Status: "running"})
+	files := headFiles(t, dir)
+	for f := range files {
+		if strings.Contains(f, "deadbeef") || strings.Contains(f, "cafebabe") {
+			t.Errorf("the commit holds %s, from a task folder grub did not make", f)
+		}
+	}
+	if files[".grub/0a1b2c3d/state.json"] != `{"turn":1}` {
+		t.Errorf("the task's own state.json is %q in the commit", files[".grub/0a1b2c3d/state.json"])
+	}
+	if files[".grub/01d01d00/state.json"] != "clone" {
+		t.Errorf("the other task's committed state.json is %q; want it kept as committed", files[".grub/01d01d00/state.json"])
+	}
+}

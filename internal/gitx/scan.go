@@ -56,8 +56,9 @@ type scanner struct {
 	// submodules are the paths a gitlink is kept for (declared in
 	// .gitmodules before the turn: guardMemo.submodules).
 	submodules     map[string]bool
-	harnessDir     string          // grub's folder (repository path); "": no harness rule
-	harnessTracked map[string]bool // the names committed in a task folder
+	harnessDir     string            // grub's folder (repository path); "": no harness rule
+	harnessTracked map[string]bool   // the names committed in a task folder
+	harnessTasks   func(string) bool // the task folders taken in; nil: every one
 }
 
 func newScanner(ctx context.Context, r *Repo, idx *index.Index, cfg *gitConfig, store *filesystem.Storage, exclude []string) *scanner {
@@ -71,7 +72,7 @@ func newScanner(ctx context.Context, r *Repo, idx *index.Index, cfg *gitConfig, 
 		exclude:  make(map[string]bool),
 		maxSize:  MaxFileSize,
 	}
-	s.harnessDir, s.harnessTracked = r.harnessRule()
+	s.harnessDir, s.harnessTracked, s.harnessTasks = r.harnessRule()
 	s.submodules = r.guard.submodules(r.root)
 	for _, e := range idx.Entries {
 		if !r.inScope(e.Name) {

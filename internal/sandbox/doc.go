@@ -40,10 +40,11 @@
 // Read-only paths ([Policy.ReadOnly], from [ProtectedPaths] and
 // [WholeGitDirs]): the git directory as a whole by default (or, when the
 // task lets the agent commit, git's hooks and config and the other files
-// git takes programs or other folders from) and grub's own state.json,
-// lock and control.json, which a command must not change even inside a
-// writable workspace (a planted hook or core.fsmonitor would run later
-// with the user's rights).
+// git takes programs or other folders from), grub's own state.json and
+// lock, and grub's private folder (the control queues, outside the
+// workspace but perhaps under a writable path), which a command must not
+// change even inside a writable workspace (a planted hook or
+// core.fsmonitor would run later with the user's rights).
 // When the policy lists some that exist, the launcher runs in two stages:
 // the first starts the second in a new user namespace (the user keeps
 // their uid and gid) and mount namespace, passes signals on and ends as

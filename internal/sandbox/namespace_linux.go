@@ -137,7 +137,7 @@ func runStaged(args []string) error {
 // check; protect never stops the command.
 func protect(p Policy, stderr io.Writer) {
 	ro := existing(p.ReadOnly)
-	for _, dir := range pins(p.Workspace, ro) {
+	for _, dir := range pinsFor(p, ro) {
 		if err := syscall.Mount(dir, dir, "", syscall.MS_BIND|syscall.MS_REC, ""); err != nil {
 			fmt.Fprintf(stderr, "grub %s: warning: cannot pin %s: %v\n", ExecCommand, dir, err)
 		}
@@ -255,4 +255,38 @@ func pins(workspace string, ro []string) []string {
 		return strings.Compare(a, b)
 	})
 	return slices.Compact(out)
+}
+
+// pinsFor is every folder protect pins for the read-only paths ro under
+// p, outermost first: those pins lists, and, for every read-only path,
+// each folder above it that a command could rename because its parent
+// lies in a path the policy lets it write (outsidePins). grub's private
+// folder under $XDG_STATE_HOME in /tmp, say, could otherwise be moved
+// aside with its parent and replaced by one the command made, which grub
+// would then read.
+func pinsFor(p Policy, ro []string) []string {
+	out := append(pins(p.Workspace, ro), outsidePins(p.WritablePaths(), ro)...)
+	slices.SortFunc(out, func(a, b string) int {
+		if d := len(a) - len(b); d != 0 {
+			return d
+		}
+		return strings.Compare(a, b)
+	})
+	return slices.Compact(out)
+}
+
+// outsidePins lists the strict ancestors of each path of ro whose parent
+// lies within one of the writable paths: the folders a command could
+// rename (the root never is one).
+func outsidePins(writable, ro []string) []string {
+	var out []string
+	for _, p := range ro {
+		for dir := filepath.Dir(filepath.Clean(p)); dir != "/" && dir != "."; dir = filepath.Dir(dir) {
+			parent := filepath.Dir(dir)
+			if slices.ContainsFunc(writable, func(w string) bool { return within(parent, filepath.Clean(w)) }) {
+				out = append(out, dir)
+			}
+		}
+	}
+	return out
 }

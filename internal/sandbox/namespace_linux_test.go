@@ -310,3 +310,63 @@ func TestPins(t *testing.T) {
 		t.Errorf("pins = %q, want %q", got, want)
 	}
 }
+
+// A read-only path outside the workspace under a writable folder (grub's
+// private folder under $XDG_STATE_HOME in /tmp) gets each folder above it
+// that a command could rename pinned, so that it cannot be moved aside
+// and replaced; folders whose parent is not writable are left alone.
+func TestPinsOutsideTheWorkspace(t *testing.T) {
+	got := outsidePins([]string{"/w", "/tmp", "/dev/null"}, []string{"/tmp/xdg/grub", "/home/u/.local/state/grub", "/w/.git/config"})
+	want := []string{"/tmp/xdg", "/w/.git"}
+	if !slices.Equal(got, want) {
+		t.Errorf("outsidePins = %q, want %q", got, want)
+	}
+	p := Policy{Mode: ModeWorkspaceWrite, Workspace: "/w", Writable: []string{"/s"}}
+	all := pinsFor(p, []string{"/s/a/b/grub", "/w/.git/config"})
+	for _, dir := range []string{"/w", "/w/.git", "/s/a", "/s/a/b"} {
+		if !slices.Contains(all, dir) {
+			t.Errorf("pinsFor = %q, want %s in it", all, dir)
+		}
+	}
+	if slices.Contains(all, "/s") || slices.Contains(all, "/s/a/b/grub") {
+		t.Errorf("pinsFor = %q pins a folder no command can rename, or the read-only path itself", all)
+	}
+}
+
+// TestReadOnlyFolderUnderTemp: grub's private folder (the task's control
+// channel) lies outside the workspace, but $XDG_STATE_HOME may put it in
+// the temp directory, which commands may write. As a read-only path it
+// can be neither written nor replaced: not by moving the folder itself
+// or one above it aside and making a new one in its place.
+func TestReadOnlyFolderUnderTemp(t *testing.T) {
+	requireLandlock(t, MinABIFilesystem)
+	requireNamespaces(t)
+	f := newFixture(t)
+	req := `{"version":1,"requests":[{"kind":"hooks","at":"2026-01-02T03:04:05Z","hooks":{"onTurn":"touch /tmp/pwned"}}]}`
+	for i, tc := range []struct{ name, script string }{
+		{"write control.json", `echo '$REQ' > $TASK/control.json`},
+		{"new task folder", `mkdir $PRIV/tasks/deadbeef-k`},
+		{"move it aside", `mv $PRIV $PRIV.old && mkdir -p $TASK && echo '$REQ' > $TASK/control.json`},
+		{"move its parent", `mv $STATE $STATE.old && mkdir -p $TASK && echo '$REQ' > $TASK/control.json`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			state := filepath.Join(f.tmp, strconv.Itoa(i), "state")
+			priv := filepath.Join(state, "grub")
+			task := filepath.Join(priv, "tasks", "0a1b2c3d-k")
+			if err := os.MkdirAll(task, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			p := Policy{Mode: ModeWorkspaceWrite, Workspace: f.ws, ReadOnly: ProtectedPaths(f.ws, nil, []string{priv})}
+			script := strings.NewReplacer("$REQ", req, "$TASK", task, "$PRIV", priv, "$STATE", state).Replace(tc.script)
+			if out, code := f.run(t, p, "sh", "-c", script); code == 0 {
+				t.Errorf("the command succeeded: %s", out)
+			}
+			if _, err := os.Lstat(filepath.Join(task, "control.json")); err == nil {
+				t.Error("a control.json is in the private folder")
+			}
+			if _, err := os.Lstat(filepath.Join(priv, "tasks", "deadbeef-k")); err == nil {
+				t.Error("a task folder was made in the private folder")
+			}
+		})
+	}
+}

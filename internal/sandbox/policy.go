@@ -53,7 +53,7 @@ type Policy struct {
 	NoNetwork bool
 	// ReadOnly lists absolute paths a command may not change even where
 	// the mode lets it write (git's hooks and config, grub's state.json,
-	// lock and control.json: see ProtectedPaths). The launcher makes each
+	// lock and private folder: see ProtectedPaths). The launcher makes each
 	// one that exists, and is not a symbolic link, a read-only bind mount
 	// in a user and mount namespace of the command's own. It takes effect
 	// only when the policy goes through the launcher (Confines); Resolve

@@ -10,8 +10,8 @@ import (
 // folders of the repository's git directory that can make git run a
 // program (gitGuarded: what the referee's guard copies, from
 // gitx.GuardedPaths) and grub's own files the agent must not write
-// (harnessFiles: the task's state.json, accepted-list.json, lock and
-// control.json), as
+// (harnessFiles: the task's state.json, accepted-list.json and lock, and
+// grub's private folder, which holds the control queues), as
 // absolute paths, cleaned, without duplicates. A relative path is taken
 // from the workspace.
 //
