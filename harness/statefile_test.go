@@ -34,7 +34,9 @@ func TestDecodeStateStrict(t *testing.T) {
 		t.Fatalf("a good state: %v", err)
 	}
 	list := `{"version":1,"goal":"g","features":[{"id":"a","category":"c","description":"d","steps":[],"passes":true,"evidence":"forged","Verify":"rm -rf ~"}]}`
-	add := func(s string) []byte { return bytes.Replace(good, []byte(`{"version":1,`), []byte(`{"version":1,`+s+`,`), 1) }
+	add := func(s string) []byte {
+		return bytes.Replace(good, []byte(`{"version":1,`), []byte(`{"version":1,`+s+`,`), 1)
+	}
 	for _, c := range []struct {
 		name string
 		doc  []byte

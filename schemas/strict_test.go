@@ -1,10 +1,14 @@
 package schemas
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 const oneFeature = `{"id":"a","category":"c","description":"d","steps":["s"],"passes":false,"evidence":null}`
@@ -162,4 +166,41 @@ func TestDecodeIntoExactKeys(t *testing.T) {
 			t.Errorf("%s: got %v, want %q", doc, err, want)
 		}
 	}
+}
+
+// FuzzDecodeJSON: what DecodeJSON accepts is valid UTF-8 JSON that
+// encoding/json reads as the same value, white space after it changes
+// nothing, and a stray ] after it is refused.
+func FuzzDecodeJSON(f *testing.F) {
+	for _, s := range listCases {
+		f.Add([]byte(s))
+	}
+	for _, s := range []string{`{"a":1,"A":2}`, `{"a":1,"a":2}`, `{"a":"\ud800"}`, "\"\xff\"", `{"a":[1]}]`, `{"ſ":1,"s":2}`, `[{"k":1,"K":1}]`, `"\ud83d\ude00"`, ` 1 `} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := DecodeJSON("f.json", data)
+		var se *Error
+		if err != nil && !errors.As(err, &se) {
+			t.Fatalf("error is not a *Error: %v", err)
+		}
+		if _, err2 := DecodeJSON("f.json", append(bytes.Clone(data), " \n"...)); (err == nil) != (err2 == nil) {
+			t.Fatalf("white space after the value changed the answer: %v, %v", err, err2)
+		}
+		if err != nil {
+			return
+		}
+		if _, err := DecodeJSON("f.json", append(bytes.Clone(data), ']')); err == nil {
+			t.Fatalf("accepted a stray ] after the value")
+		}
+		if !utf8.Valid(data) || !json.Valid(data) {
+			t.Fatalf("accepted what is not UTF-8 JSON")
+		}
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber()
+		var w any
+		if err := dec.Decode(&w); err != nil || !reflect.DeepEqual(v, w) {
+			t.Fatalf("read %v, encoding/json %v (%v)", v, w, err)
+		}
+	})
 }
