@@ -56,12 +56,14 @@ func OnlySpace(b []byte) bool { return firstNonSpace(b) == len(b) }
 
 func firstNonSpace(b []byte) int {
 	for i, c := range b {
-		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+		if !jsonSpace[c] {
 			return i
 		}
 	}
 	return len(b)
 }
+
+var jsonSpace = [256]bool{' ': true, '\t': true, '\r': true, '\n': true}
 
 func invalidUTF8At(b []byte) int {
 	for i := 0; i < len(b); {
@@ -81,6 +83,10 @@ type keyScan struct {
 	data []byte
 	i    int
 	path []token // the way to the value being read
+	// keys holds the keys of the objects being read, outermost first:
+	// each object's from where it started (one slice for all, so that
+	// an object's keys cost no allocation).
+	keys [][]byte
 }
 
 // token is one step of a JSON pointer: an object's key, or an array's
@@ -145,7 +151,8 @@ func (s *keyScan) object() *Violation {
 		s.i++
 		return nil
 	}
-	var keys [][]byte
+	from := len(s.keys)
+	defer func() { s.keys = s.keys[:from] }()
 	var folded map[string][]byte // once the object is not small
 	for {
 		s.space()
@@ -154,7 +161,7 @@ func (s *keyScan) object() *Violation {
 			return v
 		}
 		s.path = append(s.path, token{key: key})
-		if v := s.sameKey(key, &keys, &folded); v != nil {
+		if v := s.sameKey(key, from, &folded); v != nil {
 			return v
 		}
 		s.space()
@@ -174,20 +181,21 @@ func (s *keyScan) object() *Violation {
 // sameKey refuses key when the object already has it, or a key that
 // differs from it only in case as encoding/json compares names
 // (bytes.EqualFold: "ſ" is an "s" and "K" a "k" too).
-func (s *keyScan) sameKey(key []byte, keys *[][]byte, folded *map[string][]byte) *Violation {
+func (s *keyScan) sameKey(key []byte, from int, folded *map[string][]byte) *Violation {
 	var other []byte
 	found := false
 	if *folded == nil {
-		for _, k := range *keys {
+		keys := s.keys[from:]
+		for _, k := range keys {
 			if bytes.EqualFold(k, key) {
 				other, found = k, true
 				break
 			}
 		}
-		*keys = append(*keys, key)
-		if len(*keys) > smallObject {
+		s.keys = append(s.keys, key)
+		if len(keys)+1 > smallObject {
 			*folded = make(map[string][]byte, 2*smallObject)
-			for _, k := range *keys {
+			for _, k := range s.keys[from:] {
 				(*folded)[foldName(k)] = k
 			}
 		}
