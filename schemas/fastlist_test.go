@@ -53,6 +53,12 @@ var listCases = []string{
 	`{"version":1,"goal":"g","features":[{"id":"a","category":"c","description":"d","steps":[],"passes":false}]}`,
 	`{"version":1,"goal":"g","features":[{"id":"a","category":"c","description":"d","steps":[],"passes":false,"evidence":1}]}`,
 	`{"version":1,"goal":"g","features":[{"id":"a","category":"c","description":"d","steps":[],"evidence":null}]}`,
+	// Unknown keys, which the schema refuses: one in place of verify, one
+	// beside it, one in another case, one beside the list's own.
+	`{"version":1,"goal":"g","features":[{"id":"a","category":"c","description":"d","steps":[],"note":"x","passes":false,"evidence":null}]}`,
+	`{"version":1,"goal":"g","features":[{"id":"a","category":"c","description":"d","steps":[],"verify":"v","note":"x","passes":false,"evidence":null}]}`,
+	`{"version":1,"goal":"g","features":[{"id":"a","category":"c","description":"d","steps":[],"Verify":"v","passes":false,"evidence":null}]}`,
+	`{"version":1,"goal":"g","features":[],"notes":null}`,
 	`[]`, `null`, `"x"`,
 }
 

@@ -173,7 +173,9 @@ func Validate(name, file string, data []byte) error {
 func Decode(name, file string, data []byte) (any, error) {
 	doc, err := DecodeJSON(file, data)
 	if err != nil {
-		err.(*Error).Schema = name
+		if se, ok := err.(*Error); ok {
+			se.Schema = name
+		}
 		return nil, err
 	}
 	if err := ValidateValue(name, file, doc); err != nil {
