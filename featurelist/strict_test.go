@@ -86,7 +86,7 @@ func TestStrictReferenceRandomEdits(t *testing.T) {
 	before, old, seeds := editSeeds(t)
 	r := rand.New(rand.NewPCG(7, 8))
 	var fast, accepted, refusedJSON int
-	const edits = 8000
+	const edits = 5000
 	for n := range edits {
 		data := seeds[r.IntN(len(seeds))]
 		if n > 0 { // the seeds themselves first
