@@ -53,7 +53,9 @@ FUZZ_TARGETS = \
 	./prompts:FuzzNeutraliseAndFence \
 	./featurelist:FuzzParse \
 	./featurelist:FuzzCheckTurnBytes \
+	./featurelist:FuzzStrictRead \
 	./schemas:FuzzPlainValidList \
+	./schemas:FuzzDecodeJSON \
 	./harness:FuzzDecodeState \
 	./harness:FuzzReadControl \
 	./harness:FuzzAcceptedChanges \

@@ -18,9 +18,11 @@ import (
 // object is parsed and checked, and the rest is the old list's. The
 // answer is the one Parse gives: the new document is the old one, which
 // parsed to the remembered list, with one array element replaced by a
-// JSON value that is a valid feature (schemas.PlainValidList); anything
-// else (a change across features, a value that is not plainly valid,
-// bytes not in Encode's form) is parsed in full.
+// JSON value that is a valid feature (schemas.PlainValidList), read as
+// strictly as Parse reads the list (schemas.DecodeJSON: no duplicate or
+// case-variant keys, valid UTF-8; unknown keys are not plainly valid);
+// anything else (a change across features, a value that is not plainly
+// valid, bytes not in Encode's form) is parsed in full.
 
 // encodedList is a list and its bytes as Encode writes them.
 type encodedList struct {
@@ -185,16 +187,11 @@ func spanHolding(spans [][2]int, from, to int) (int, bool) {
 }
 
 // oneValue decodes b as exactly one JSON value (white space around it
-// allowed), with UseNumber, as schemas.Decode does.
+// allowed), as strictly as schemas.Decode reads the whole list: it is the
+// same reader (schemas.DecodeJSON).
 func oneValue(b []byte) (any, bool) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, false
-	}
-	rest := b[dec.InputOffset():]
-	return v, len(bytes.Trim(rest, " \t\r\n")) == 0
+	v, err := schemas.DecodeJSON("", b)
+	return v, err == nil
 }
 
 // encodeFeature is one feature as Encode writes it inside the list.

@@ -18,7 +18,9 @@ const FileName = "feature-list.json"
 // the document in errors. A document that is not JSON or breaks the schema
 // is reported as a *schemas.Error naming the file, the JSON pointer and the
 // rule; any other error means the schema itself could not be loaded.
-// Unknown fields pass the schema and are dropped by decoding.
+// The document is read strictly (schemas.DecodeJSON): nothing after the
+// value, no key twice or in two cases, valid UTF-8; the schema refuses
+// unknown keys.
 func Parse(file string, data []byte) (*List, error) {
 	doc, err := schemas.Decode(schemas.FeatureList, file, data)
 	if err != nil {

@@ -3,6 +3,7 @@ package featurelist
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -48,15 +49,24 @@ func TestParse(t *testing.T) {
 		wantErr []string // substrings of the error; nil means success
 	}{
 		{"valid", `{"version":1,"goal":"g","features":[{"id":"a-b","category":"c","description":"d","steps":["s"],"verify":"true","passes":false,"evidence":null}]}`, nil},
-		{"unknown fields ignored", `{"version":1,"goal":"g","extra":true,"features":[{"id":"a","category":"c","description":"d","steps":[],"passes":true,"evidence":"e","note":1}]}`, nil},
+		{"unknown fields refused", `{"version":1,"goal":"g","extra":true,"features":[{"id":"a","category":"c","description":"d","steps":[],"passes":true,"evidence":"e","note":1}]}`,
+			[]string{`x/feature-list.json at /extra: unknown key "extra"`, `x/feature-list.json at /features/0/note: unknown key "note"`}},
+		{"stray bracket after the list", `{"version":1,"goal":"g","features":[]}` + "\n]\n", []string{"x/feature-list.json: not valid JSON: trailing data"}},
+		{"stray brace after the list", `{"version":1,"goal":"g","features":[]}}`, []string{"trailing data"}},
+		{"duplicate key", `{"version":1,"goal":"g","features":[{"id":"a","category":"c","description":"d","steps":[],"passes":false,"passes":true,"evidence":null}]}`,
+			[]string{`x/feature-list.json at /features/0/passes: key "passes" appears twice`}},
+		{"invalid UTF-8", "{\"version\":1,\"goal\":\"g\xc0\",\"features\":[]}", []string{"x/feature-list.json: not valid JSON: invalid UTF-8 at byte 22"}},
 		{"invalid json", `{"version":1,`, []string{"x/feature-list.json", "not valid JSON"}},
 		{"trailing data", `{"version":1,"goal":"g","features":[]} []`, []string{"trailing data"}},
 		{"bad id", `{"version":1,"goal":"g","features":[{"id":"Bad_Id","category":"c","description":"d","steps":[],"passes":false,"evidence":null}]}`, []string{"x/feature-list.json at /features/0/id"}},
 		{"wrong version", `{"version":2,"goal":"g","features":[]}`, []string{"at /version"}},
 		{"missing passes", `{"version":1,"goal":"g","features":[{"id":"a","category":"c","description":"d","steps":[],"evidence":null}]}`, []string{"/features/0", "passes"}},
 		{"fractional version", `{"version":1.0,"goal":"g","features":[]}`, []string{"x/feature-list.json at /version: version 1.0 is not a whole number"}},
-		{"keys differing in case are ignored", `{"version":1,"goal":"g","features":[{"id":"a","category":"c","description":"d","steps":[],"passes":false,"Passes":true,"ID":"Bad Id","evidence":null}]}`, nil},
-		{"huge number", `{"version":1,"goal":"g","features":[{"id":"a","category":"c","description":"d","steps":[],"passes":false,"evidence":null}],"x":1e999}`, nil},
+		{"keys differing in case are refused", `{"version":1,"goal":"g","features":[{"id":"a","category":"c","description":"d","steps":[],"passes":false,"Passes":true,"ID":"Bad Id","evidence":null}]}`,
+			[]string{`x/feature-list.json at /features/0/Passes: key "passes" and key "Passes" differ only in case`}},
+		{"a key in another case alone is refused", `{"version":1,"goal":"g","features":[{"id":"a","category":"c","description":"d","steps":[],"PASSES":true,"evidence":null}]}`,
+			[]string{`x/feature-list.json at /features/0/PASSES: unknown key "PASSES"; keys are case-sensitive: write "passes"`}},
+		{"huge number", `{"version":1,"goal":"g","features":[{"id":"a","category":"c","description":"d","steps":[],"passes":false,"evidence":null}],"x":1e999}`, []string{`unknown key "x"`}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -94,15 +104,29 @@ func TestParseDecodesFields(t *testing.T) {
 	}
 }
 
-func TestParseReadsExactKeysOnly(t *testing.T) {
-	// encoding/json alone would let "Passes" and "ID" override the keys the
-	// schema checked.
-	l, err := Parse("f", []byte(`{"version":1,"goal":"g","features":[{"id":"a","category":"c","description":"d","steps":[],"passes":false,"Passes":true,"ID":"Bad Id","evidence":null,"Evidence":"x"}]}`))
-	if err != nil {
-		t.Fatal(err)
+// TestParseRefusesWhatOthersReadDifferently: each document here reads
+// as a passing feature, or one with a verify command or evidence grub
+// did not check, to some other reader (a Go struct, a first-wins reader,
+// Python's json, jq); grub refuses them all, naming the file and where.
+func TestParseRefusesWhatOthersReadDifferently(t *testing.T) {
+	const f = `{"id":"a","category":"c","description":"d","steps":[],%s,"evidence":null}`
+	doc := func(keys string) string {
+		return `{"version":1,"goal":"g","features":[` + fmt.Sprintf(f, keys) + `]}`
 	}
-	if f := l.Features[0]; f.ID != "a" || f.Passes || f.Evidence != nil {
-		t.Fatalf("decoded %+v, want the lower-case keys' values", f)
+	for _, c := range []struct{ doc, want string }{
+		{doc(`"passes":false,"Passes":true`), "/features/0/Passes"},
+		{doc(`"passes":false,"passes":true`), "/features/0/passes"},
+		{doc(`"PASSES":true`), "/features/0/PASSES"},
+		{doc(`"passes":false,"Evidence":"forged"`), "/features/0/evidence"},
+		{doc(`"passes":false,"Verify":"true"`), "/features/0/Verify"},
+		{doc(`"passes":false,"ID":"Bad Id"`), "/features/0/ID"},
+		{doc(`"passes":false`) + "]", "trailing data"},
+		{doc(`"passes":false`) + "}", "trailing data"},
+	} {
+		_, err := Parse("x/feature-list.json", []byte(c.doc))
+		if err == nil || !strings.Contains(err.Error(), "x/feature-list.json") || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: Parse = %v, want an error at %s", c.doc, err, c.want)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package featurelist
 import (
 	"bytes"
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -22,6 +23,12 @@ var fuzzSeeds = []string{
 	`{"version":1.0,"goal":"g","features":[]}`,
 	`{"version":1,"goal":"<goal>","features":[{"id":"x","category":"\u00ff","description":"…","steps":["<div>"],"passes":false,"evidence":null,"extra":[1e400]}]}`,
 	`{"version":1,"goal":"g","features":[{"id":"a","category":"c","description":"d","steps":["s"],"passes":false,"evidence":null}]`,
+	`{"version":1,"goal":"g","features":[{"id":"a","category":"c","description":"d","steps":["s"],"passes":false,"evidence":null}]}]`,
+	`{"version":1,"goal":"g","features":[{"id":"a","category":"c","description":"d","steps":["s"],"passes":false,"passes":true,"evidence":null}]}`,
+	`{"version":1,"goal":"g","features":[{"id":"a","category":"c","description":"d","steps":["s"],"PASSES":true,"evidence":null}]}`,
+	`{"version":1,"goal":"g","features":[{"id":"a","category":"c","description":"d","steps":["s"],"passes":false,"Evidence":"forged","evidence":null}]}`,
+	`{"version":1,"goal":"g","features":[{"id":"a","category":"c","description":"\ud800","steps":["s"],"passes":false,"evidence":"\ud83d\ude00"}]}`,
+	"{\"version\":1,\"goal\":\"g\xff\",\"features\":[]}",
 }
 
 // FuzzParse checks that Parse never panics, reports bad documents as
@@ -33,12 +40,19 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		l, err := Parse("f.json", data)
+		ref, ok := refRead(data)
+		if (err == nil) != ok {
+			t.Fatalf("Parse error %v, the strict reference accepts %v", err, ok)
+		}
 		if err != nil {
 			var se *schemas.Error
 			if !errors.As(err, &se) {
 				t.Fatalf("Parse error is not a *schemas.Error: %v", err)
 			}
 			return
+		}
+		if !Equal(l, ref) {
+			t.Fatalf("Parse and the strict reference read different lists:\n%+v\n%+v", l, ref)
 		}
 		if ch, vs := CheckTurn(l, l); len(vs) != 0 || len(ch.Flipped) != 0 || len(ch.Regressed) != 0 {
 			t.Fatalf("CheckTurn(l, l) = %+v, %s", ch, Describe(vs))
@@ -100,6 +114,9 @@ func FuzzCheckTurnBytes(f *testing.F) {
 		if err != nil {
 			t.Fatalf("accepted an after list that does not parse: %v", err)
 		}
+		if ref, ok := refRead(afterData); !ok || !Equal(ref, after) || !Equal(ch.After, ref) {
+			t.Fatalf("accepted an after list the strict reference refuses or reads differently (%v)", ok)
+		}
 		if after.Version != before.Version || after.Goal != before.Goal || len(after.Features) != len(before.Features) {
 			t.Fatalf("accepted a change to version, goal or feature count")
 		}
@@ -119,5 +136,21 @@ func FuzzCheckTurnBytes(f *testing.F) {
 				t.Fatalf("accepted removed evidence on %q", bf.ID)
 			}
 		}
+	})
+}
+
+// FuzzStrictRead starts where TestStrictReferenceRandomEdits stops:
+// edits of an encoded list, the cache warmed with it so that the fast
+// path answers one-feature edits, compared with the strict reference by
+// Parse, parseEdit and CheckTurnBytes alike (compareStrict).
+func FuzzStrictRead(f *testing.F) {
+	before, old, seeds := editSeeds(f)
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, s := range seeds {
+		f.Add(s)
+		f.Add(mutate(r, s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		compareStrict(t, before, old, data)
 	})
 }

@@ -1,8 +1,10 @@
 package harness
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"testing"
 
@@ -27,6 +29,10 @@ func FuzzDecodeState(f *testing.F) {
 	for _, seed := range []string{string(good), `{}`, `null`, `{"version":1}`, `[`, "", `{"version":1,"id":"0a1b2c3d"}`} {
 		f.Add([]byte(seed))
 	}
+	for _, keys := range []string{`"STATUS":"complete"`, `"status":"complete"`, `"FeatureListBaseline":null`, `"bogus":1`, `"Usage":{}`} {
+		f.Add(bytes.Replace(good, []byte(`{"version":1,`), []byte(`{"version":1,`+keys+`,`), 1))
+	}
+	f.Add(append(bytes.Clone(good), ']'))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		st, err := store.decodeState(id, data)
 		if err != nil {
@@ -40,7 +46,76 @@ func FuzzDecodeState(f *testing.F) {
 		if err := schemas.ValidateGo(schemas.State, "state.json", st); err != nil {
 			t.Fatalf("accepted a state that does not re-validate: %v", err)
 		}
+		// Decoded as strictly as validated: every key read is one grub
+		// writes, exactly, or one whose value is the zero grub leaves out.
+		st.FeatureListBaseline = nil // loaded from files of its own, not written back here
+		back, err := json.Marshal(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var in, out any
+		_ = json.Unmarshal(data, &in)
+		_ = json.Unmarshal(back, &out)
+		if p := keyNotWritten(in, out, ""); p != "" {
+			t.Fatalf("accepted a key grub does not write (%s):\n%s", p, data)
+		}
 	})
+}
+
+// keyNotWritten is the pointer of a key of in, a state as read, that is
+// not in out, the state as grub writes it, with a value that is not a
+// zero value; "" when there is none.
+func keyNotWritten(in, out any, ptr string) string {
+	switch x := in.(type) {
+	case map[string]any:
+		o, _ := out.(map[string]any)
+		for k, v := range x {
+			w, there := o[k]
+			switch {
+			case there:
+				if p := keyNotWritten(v, w, ptr+"/"+k); p != "" {
+					return p
+				}
+			case k != "featureListBaseline" && !zeroJSON(v):
+				return ptr + "/" + k
+			}
+		}
+	case []any:
+		o, _ := out.([]any)
+		for i, v := range x {
+			if i < len(o) {
+				if p := keyNotWritten(v, o[i], fmt.Sprintf("%s/%d", ptr, i)); p != "" {
+					return p
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// zeroJSON reports whether v decodes to a Go zero value (what omitempty
+// and omitzero leave out).
+func zeroJSON(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case bool:
+		return !x
+	case float64:
+		return x == 0
+	case string:
+		return x == ""
+	case []any:
+		return len(x) == 0
+	case map[string]any:
+		for _, e := range x {
+			if !zeroJSON(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // FuzzReadControl feeds arbitrary bytes to the control.json reader.

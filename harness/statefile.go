@@ -110,12 +110,12 @@ func (s *Store) LoadState(id string) (*State, error) {
 
 func (s *Store) decodeState(id string, data []byte) (*State, error) {
 	rel := s.Rel(s.Path(id, FileState))
-	if err := schemas.Validate(schemas.State, rel, data); err != nil {
-		return nil, err
-	}
+	// Decoded as strictly as it is validated: a key the schema does not
+	// check (one in another case, one it does not know) is refused, not
+	// read into State by encoding/json's case-insensitive matching.
 	var st State
-	if err := json.Unmarshal(data, &st); err != nil {
-		return nil, &schemas.Error{File: rel, Schema: schemas.State, Syntax: err}
+	if err := schemas.DecodeInto(schemas.State, rel, data, &st); err != nil {
+		return nil, err
 	}
 	if st.ID != id {
 		return nil, &schemas.Error{File: rel, Schema: schemas.State, Violations: []schemas.Violation{

@@ -98,11 +98,11 @@ func Parse(message string) (Decision, error) {
 		// decision cannot be checked, so it cannot be accepted either.
 		return Decision{}, &Error{Kind: KindSchema, Detail: verr.Error()}
 	}
-	var doc any
-	dec := json.NewDecoder(strings.NewReader(body))
-	dec.UseNumber()
-	if err := dec.Decode(&doc); err != nil {
-		return Decision{}, &Error{Kind: KindInvalidJSON, Detail: err.Error()}
+	// Read as strictly as Validate read it: a key twice or in two cases
+	// is refused here, before anything reads the keys.
+	doc, err := schemas.DecodeJSON(fileName, []byte(body))
+	if err != nil {
+		return Decision{}, &Error{Kind: KindSchema, Detail: err.Error()}
 	}
 	obj, isObject := doc.(map[string]any)
 	if isObject {

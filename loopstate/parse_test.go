@@ -81,11 +81,6 @@ var parseOKCases = []parseCase{
 		want:    Decision{Status: Complete, Summary: "ok"},
 	},
 	{
-		name:    "keys differing in case are unknown fields",
-		message: "<loop-state>{\"status\":\"complete\",\"summary\":\"ok\",\"Status\":\"blocked\",\"SUMMARY\":\"no\"}</loop-state>",
-		want:    Decision{Status: Complete, Summary: "ok"},
-	},
-	{
 		name:    "blocked with question and options",
 		message: "<loop-state>{\"status\":\"blocked\",\"summary\":\"need a key\",\"blocker\":\"no OAuth client secret\",\"question\":\"Which provider?\",\"options\":[\"GitHub\",\"Google\"]}</loop-state>",
 		want:    Decision{Status: Blocked, Summary: "need a key", Blocker: "no OAuth client secret", Question: "Which provider?", Options: []string{"GitHub", "Google"}},
@@ -155,6 +150,20 @@ var parseErrorCases = []parseCase{
 		message: "<loop-state>{\"status\":\"complete\",\"summary\":\"a\"}{\"status\":\"complete\",\"summary\":\"b\"}</loop-state>",
 		kind:    KindInvalidJSON,
 		errHas:  []string{"trailing data"},
+	},
+	{
+		// Read strictly, as every JSON document from outside is
+		// (schemas.DecodeJSON): a key twice or in two cases is refused.
+		name:    "keys differing in case",
+		message: "<loop-state>{\"status\":\"complete\",\"summary\":\"ok\",\"Status\":\"blocked\",\"SUMMARY\":\"no\"}</loop-state>",
+		kind:    KindSchema,
+		errHas:  []string{"at /Status", "differ only in case"},
+	},
+	{
+		name:    "a key twice",
+		message: "<loop-state>{\"status\":\"complete\",\"summary\":\"ok\",\"status\":\"blocked\"}</loop-state>",
+		kind:    KindSchema,
+		errHas:  []string{"at /status", "appears twice"},
 	},
 	{
 		name:    "not an object",

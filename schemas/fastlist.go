@@ -14,7 +14,7 @@ import "encoding/json"
 // FuzzPlainValidList compares the two.
 func PlainValidList(v any) bool {
 	doc, ok := v.(map[string]any)
-	if !ok || !isOne(doc["version"]) {
+	if !ok || len(doc) != 3 || !isOne(doc["version"]) { // version, goal and features, nothing else
 		return false
 	}
 	if goal, ok := doc["goal"].(string); !ok || goal == "" {
@@ -46,6 +46,10 @@ func isOne(v any) bool {
 func plainValidFeature(v any) bool {
 	f, ok := v.(map[string]any)
 	if !ok {
+		return false
+	}
+	// The six keys checked below, verify if there, and nothing else.
+	if _, there := f["verify"]; len(f) != 6 && !(there && len(f) == 7) {
 		return false
 	}
 	if id, ok := f["id"].(string); !ok || !plainID(id) {

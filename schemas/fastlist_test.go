@@ -17,7 +17,7 @@ func TestPlainValidListSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256(data)
-	const want = "cb19a9f913a29ab47008efb0eecb13605ccfc8885ef75507c673cbc2206e61dc"
+	const want = "3576423989c7b9fc940cb6e87aed682573b1ace5ab4f3baba2643e2ea22dda91"
 	if got := hex.EncodeToString(sum[:]); got != want {
 		t.Fatalf("%s changed (sha256 %s): make PlainValidList check what it demands now, then update this digest", FeatureList, got)
 	}
@@ -53,6 +53,12 @@ var listCases = []string{
 	`{"version":1,"goal":"g","features":[{"id":"a","category":"c","description":"d","steps":[],"passes":false}]}`,
 	`{"version":1,"goal":"g","features":[{"id":"a","category":"c","description":"d","steps":[],"passes":false,"evidence":1}]}`,
 	`{"version":1,"goal":"g","features":[{"id":"a","category":"c","description":"d","steps":[],"evidence":null}]}`,
+	// Unknown keys, which the schema refuses: one in place of verify, one
+	// beside it, one in another case, one beside the list's own.
+	`{"version":1,"goal":"g","features":[{"id":"a","category":"c","description":"d","steps":[],"note":"x","passes":false,"evidence":null}]}`,
+	`{"version":1,"goal":"g","features":[{"id":"a","category":"c","description":"d","steps":[],"verify":"v","note":"x","passes":false,"evidence":null}]}`,
+	`{"version":1,"goal":"g","features":[{"id":"a","category":"c","description":"d","steps":[],"Verify":"v","passes":false,"evidence":null}]}`,
+	`{"version":1,"goal":"g","features":[],"notes":null}`,
 	`[]`, `null`, `"x"`,
 }
 

@@ -7,7 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -166,15 +169,14 @@ func Validate(name, file string, data []byte) error {
 
 // Decode is Validate that also returns the document, decoded with
 // encoding/json's UseNumber, so that a caller need not parse it again.
+// The document is read strictly (DecodeJSON, strict.go).
 func Decode(name, file string, data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var doc any
-	if err := dec.Decode(&doc); err != nil {
-		return nil, &Error{File: file, Schema: name, Syntax: err}
-	}
-	if dec.More() {
-		return nil, &Error{File: file, Schema: name, Syntax: errors.New("trailing data after the JSON value")}
+	doc, err := DecodeJSON(file, data)
+	if err != nil {
+		if se, ok := err.(*Error); ok {
+			se.Schema = name
+		}
+		return nil, err
 	}
 	if err := ValidateValue(name, file, doc); err != nil {
 		return nil, err
@@ -229,7 +231,7 @@ func ValidateValue(name, file string, doc any) error {
 		return fmt.Errorf("%s: %w", file, err)
 	}
 	out := &Error{File: file, Schema: name}
-	collectLeaves(ve, &out.Violations)
+	collectLeaves(ve, doc, &out.Violations)
 	if len(out.Violations) == 0 {
 		out.Violations = []Violation{{Pointer: ve.InstanceLocation, Rule: ve.Message}}
 	}
@@ -262,18 +264,76 @@ func withoutBaseline(doc map[string]any) map[string]any {
 	return c
 }
 
-func collectLeaves(ve *jsonschema.ValidationError, out *[]Violation) {
+func collectLeaves(ve *jsonschema.ValidationError, doc any, out *[]Violation) {
 	if len(ve.Causes) == 0 {
-		v := Violation{Pointer: ve.InstanceLocation, Rule: ve.Message}
-		for _, seen := range *out {
-			if seen == v {
-				return
+		vs := unknownKeys(ve, doc)
+		if vs == nil {
+			vs = []Violation{{Pointer: ve.InstanceLocation, Rule: ve.Message}}
+		}
+		for _, v := range vs {
+			if !slices.Contains(*out, v) {
+				*out = append(*out, v)
 			}
 		}
-		*out = append(*out, v)
 		return
 	}
 	for _, c := range ve.Causes {
-		collectLeaves(c, out)
+		collectLeaves(c, doc, out)
 	}
+}
+
+// unknownKeys words an additionalProperties failure as one violation per
+// key the object may not have, at the key's own pointer, naming the keys
+// it may have; nil when ve is another failure (or the keys cannot be
+// found: then the validator's message stands).
+func unknownKeys(ve *jsonschema.ValidationError, doc any) []Violation {
+	loc, ok := strings.CutSuffix(ve.AbsoluteKeywordLocation, "/additionalProperties")
+	if !ok {
+		return nil
+	}
+	compileMu.Lock()
+	s, err := compiler.Compile(loc)
+	compileMu.Unlock()
+	obj, isObj := at(doc, ve.InstanceLocation).(map[string]any)
+	if err != nil || !isObj || len(s.PatternProperties) > 0 {
+		return nil
+	}
+	known := slices.Sorted(maps.Keys(s.Properties))
+	var out []Violation
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		if s.Properties[k] != nil {
+			continue
+		}
+		rule := fmt.Sprintf("unknown key %s; remove it (the keys here are %s)", strconv.Quote(k), strings.Join(known, ", "))
+		for _, name := range known {
+			if strings.EqualFold(name, k) {
+				rule = fmt.Sprintf("unknown key %s; keys are case-sensitive: write %s", strconv.Quote(k), strconv.Quote(name))
+			}
+		}
+		out = append(out, Violation{Pointer: ve.InstanceLocation + "/" + escapeToken(k), Rule: rule})
+	}
+	return out
+}
+
+// at is the value at a JSON pointer in doc, or nil.
+func at(doc any, ptr string) any {
+	if ptr == "" {
+		return doc
+	}
+	for _, tok := range strings.Split(ptr[1:], "/") {
+		tok = strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
+		switch x := doc.(type) {
+		case map[string]any:
+			doc = x[tok]
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil
+			}
+			doc = x[i]
+		default:
+			return nil
+		}
+	}
+	return doc
 }
