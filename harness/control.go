@@ -203,12 +203,9 @@ func (s *Store) readControl(path string) (controlFile, error) {
 	if err != nil {
 		return controlFile{}, fmt.Errorf("read %s: %w", path, err)
 	}
-	if err := schemas.Validate(schemas.Control, path, data); err != nil {
-		return controlFile{}, err
-	}
 	var cf controlFile
-	if err := json.Unmarshal(data, &cf); err != nil {
-		return controlFile{}, &schemas.Error{File: path, Schema: schemas.Control, Syntax: err}
+	if err := schemas.DecodeInto(schemas.Control, path, data, &cf); err != nil {
+		return controlFile{}, err
 	}
 	return cf, nil
 }

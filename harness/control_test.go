@@ -188,3 +188,32 @@ func TestControlConcurrentAppendersLoseNothing(t *testing.T) {
 		t.Fatalf("taken %d requests, want each of %d exactly once:\n%v", len(taken), len(want), taken)
 	}
 }
+
+// TestReadControlReadsKeysExactly: a control request with a key in
+// another case ("Kind") is refused, not taken for "kind".
+func TestReadControlReadsKeysExactly(t *testing.T) {
+	s := newStore(t)
+	st := mustCreate(t, s, newState("goal"))
+	if err := s.AppendControl(st.ID, ControlRequest{Kind: ControlPause}); err != nil {
+		t.Fatal(err)
+	}
+	path, err := s.ControlPath(st.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := strings.Replace(string(data), `"kind": "pause"`, `"kind": "pause", "Message": "x"`, 1)
+	if forged == string(data) {
+		t.Fatalf("control.json has no pause request:\n%s", data)
+	}
+	if err := os.WriteFile(path, []byte(forged), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var se *schemas.Error
+	if _, err := s.PeekControl(st.ID); !errors.As(err, &se) {
+		t.Fatalf("PeekControl of a case-variant key = %v, want a *schemas.Error", err)
+	}
+}

@@ -194,12 +194,9 @@ func parseTurns(rel string, data []byte) ([]TurnRecord, error) {
 			continue
 		}
 		file := fmt.Sprintf("%s:%d", rel, n)
-		if err := schemas.Validate(schemas.TurnLedger, file, line); err != nil {
-			return nil, err
-		}
 		var r TurnRecord
-		if err := json.Unmarshal(line, &r); err != nil {
-			return nil, &schemas.Error{File: file, Schema: schemas.TurnLedger, Syntax: err}
+		if err := schemas.DecodeInto(schemas.TurnLedger, file, line, &r); err != nil {
+			return nil, err
 		}
 		out = append(out, r)
 	}

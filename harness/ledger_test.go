@@ -127,3 +127,30 @@ func TestTurnLedgerIsTracked(t *testing.T) {
 		t.Fatalf("%s is not tracked: %v\n%s", FileTurnLedger, TrackedFiles(), Gitignore)
 	}
 }
+
+// TestLoadTurnsReadsKeysExactly: a ledger line whose key differs from
+// grub's only in case ("Passing" beside "passing", "SUMMARY") is refused,
+// not read into the field encoding/json would match it to.
+func TestLoadTurnsReadsKeysExactly(t *testing.T) {
+	s := newStore(t)
+	st := mustCreate(t, s, newState("goal"))
+	if err := s.AppendTurn(st.ID, sampleTurn(1)); err != nil {
+		t.Fatal(err)
+	}
+	path := s.Path(st.ID, FileTurnLedger)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := strings.Replace(string(data), `"summary":`, `"SUMMARY":"a clean run","summary":`, 1)
+	if forged == string(data) {
+		t.Fatal("the sample line has no summary key")
+	}
+	if err := os.WriteFile(path, []byte(forged), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var se *schemas.Error
+	if _, err := s.LoadTurns(st.ID); !errors.As(err, &se) {
+		t.Fatalf("LoadTurns of a case-variant key = %v, want a *schemas.Error", err)
+	}
+}
