@@ -1,5 +1,7 @@
 package controller
 
+import "github.com/grub-dev/grub/harness"
+
 // checkOwnFiles is the referee's check of the files grub writes after a
 // turn: a progress-log.md the agent replaced by a link (to ~/.bashrc, say),
 // a folder or a hard link to another file, and a turns/ or spill/ folder
@@ -22,6 +24,22 @@ func (c *Controller) checkOwnFiles(out *outcome) error {
 	}
 	for _, d := range dirs {
 		out.fail("illegal edit: %v", d)
+	}
+	return nil
+}
+
+// checkWorkspaceConfig is the referee's check of the workspace's
+// .grub/config.toml, the user's defaults file: settings in it can run
+// programs as the user once trusted, so a turn that creates, changes,
+// replaces or deletes it is an illegal edit. grub puts back what was there
+// when the turn started and fails the turn naming it.
+func (c *Controller) checkWorkspaceConfig(out *outcome, before harness.ConfigSnapshot) error {
+	what, err := c.store.RestoreConfig(before)
+	if err != nil {
+		return err
+	}
+	if what != "" {
+		out.failAs(harness.FindingIllegalEdit, "illegal edit: %s during the turn; it is the user's file (grub's settings, some of which run programs), and grub put back what was there before the turn", what)
 	}
 	return nil
 }

@@ -69,6 +69,9 @@ type turnPlan struct {
 
 	git        GitSnapshot // git's hooks and config before the turn; nil without a guard
 	initScript []byte      // init.sh before the turn, restored if the agent replaces it by a link or folder
+	// config is the workspace's .grub/config.toml before the turn: the
+	// user's file, which no turn may create, change or delete.
+	config harness.ConfigSnapshot
 }
 
 // agentRun is how the agent's part of a turn ended.
@@ -106,6 +109,9 @@ func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
 		out.failAs(harness.FindingTampering, "state.json was modified during the turn; only grub writes it, and your change was discarded")
 	}
 	if err := c.checkRegularFiles(out, plan.initScript); err != nil {
+		return nil, err
+	}
+	if err := c.checkWorkspaceConfig(out, plan.config); err != nil {
 		return nil, err
 	}
 
@@ -152,6 +158,10 @@ func (c *Controller) prepareTurn() (turnPlan, error) {
 		return turnPlan{}, err
 	}
 	initScript, _ := c.store.ReadInitScript(st.ID) // nil when unreadable: the starter is restored then
+	config, err := c.store.SnapshotConfig()
+	if err != nil {
+		return turnPlan{}, err
+	}
 	// Keep the log's inode, so that a log the agent replaces by a link is
 	// put back with its content (checkRegularFiles).
 	if err := c.store.KeepProgressLog(st.ID); err != nil {
@@ -161,7 +171,7 @@ func (c *Controller) prepareTurn() (turnPlan, error) {
 		return turnPlan{}, err
 	}
 	failpoint.Hit(failpoint.TurnStarted)
-	return turnPlan{prompt: prompt, promptFile: promptFile, feature: feature, before: before, git: git, initScript: initScript}, nil
+	return turnPlan{prompt: prompt, promptFile: promptFile, feature: feature, before: before, git: git, initScript: initScript, config: config}, nil
 }
 
 // turnStartToken is the workspace's token at the start of a turn: the

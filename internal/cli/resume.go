@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -150,6 +151,9 @@ func resumeRun(opts *ResumeOptions) error {
 			return err
 		}
 	}
+	if err := checkResumeTrust(store, st, changed, sb, hooks); err != nil {
+		return err
+	}
 	if !harness.SameAgent(changed, st.Agent) || !sameSandbox(sb, st.Sandbox) || hooks != st.Hooks {
 		// Changing the agent is a state change: make it under the lock, on
 		// the state as it is then.
@@ -168,7 +172,12 @@ func resumeRun(opts *ResumeOptions) error {
 			}
 			st.Agent, st.Sandbox, st.Hooks = changed, sb, hooks
 			st.UpdatedAt = opts.Now().UTC()
-			return store.SaveState(st)
+			if err := store.SaveState(st); err != nil {
+				return err
+			}
+			// What is left of the old settings was trusted (checkResumeTrust),
+			// and the rest comes from this command line.
+			return store.TrustTask(st)
 		}()
 		if err != nil {
 			return err
@@ -207,4 +216,31 @@ func recordWritten(store *harness.Store, st *harness.State) bool {
 	}
 	last, ok, err := repo.LastTurn(st.ID)
 	return err == nil && ok && last.Iteration >= p.Iteration
+}
+
+// checkResumeTrust refuses a resume of an untrusted task (checkTaskTrust)
+// unless the command line replaces every setting that needs trust: those
+// of the task as resumed (agent, sandbox, hooks) that it has unchanged
+// from the stored state are named.
+func checkResumeTrust(store *harness.Store, st *harness.State, agent harness.Agent, sb harness.Sandbox, hooks harness.Hooks) error {
+	ok, err := store.TaskTrusted(st)
+	if err != nil && !errors.Is(err, harness.ErrNoPrivate) {
+		return err
+	}
+	if ok {
+		return nil
+	}
+	next := *st
+	next.Agent, next.Sandbox, next.Hooks = agent, sb, hooks
+	old := harness.TaskTrustSettings(st)
+	var left []harness.TrustSetting
+	for _, s := range harness.TaskTrustSettings(&next) {
+		if slices.Contains(old, s) {
+			left = append(left, s)
+		}
+	}
+	if len(left) == 0 {
+		return nil
+	}
+	return untrustedTaskError(st.ID, left)
 }

@@ -55,6 +55,7 @@ type scanner struct {
 
 	harnessDir     string          // grub's folder (repository path); "": no harness rule
 	harnessTracked map[string]bool // the names committed in a task folder
+	harnessKeep    map[string]bool // names under harnessDir whose index entries stay as they are
 }
 
 func newScanner(ctx context.Context, r *Repo, idx *index.Index, cfg *gitConfig, store *filesystem.Storage, exclude []string) *scanner {
@@ -68,7 +69,7 @@ func newScanner(ctx context.Context, r *Repo, idx *index.Index, cfg *gitConfig, 
 		exclude:  make(map[string]bool),
 		maxSize:  MaxFileSize,
 	}
-	s.harnessDir, s.harnessTracked = r.harnessRule()
+	s.harnessDir, s.harnessTracked, s.harnessKeep = r.harnessRule()
 	for _, e := range idx.Entries {
 		if !r.inScope(e.Name) {
 			continue
