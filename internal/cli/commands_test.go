@@ -19,8 +19,17 @@ import (
 type testEnv struct {
 	t     *testing.T
 	root  string
+	home  string // HOME: the private folder and the trusted files live under it
 	store *harness.Store
 	now   time.Time
+}
+
+// getenv is the environment the commands under test see: HOME only.
+func (e *testEnv) getenv(k string) string {
+	if k == "HOME" {
+		return e.home
+	}
+	return ""
 }
 
 func newTestEnv(t *testing.T) *testEnv {
@@ -30,7 +39,20 @@ func newTestEnv(t *testing.T) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &testEnv{t: t, root: root, store: store, now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	e := &testEnv{t: t, root: root, home: t.TempDir(), store: store, now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	store.Private = harness.PrivateRoot(e.getenv)
+	return e
+}
+
+// plant creates a task as a clone or a copied folder brings one: with no
+// trust record of this user's grub.
+func (e *testEnv) plant(id string, age time.Duration, edit func(*harness.State)) *harness.State {
+	e.t.Helper()
+	st := e.task(id, age, edit)
+	if err := e.store.UntrustTask(id); err != nil {
+		e.t.Fatal(err)
+	}
+	return st
 }
 
 // task creates a task updated `age` before the clock's now; edit adjusts
@@ -53,6 +75,9 @@ func (e *testEnv) task(id string, age time.Duration, edit func(*harness.State)) 
 	if err := e.store.Create(st); err != nil {
 		e.t.Fatal(err)
 	}
+	if err := e.store.TrustTask(st); err != nil { // as grub start does
+		e.t.Fatal(err)
+	}
 	return st
 }
 
@@ -61,7 +86,7 @@ func (e *testEnv) run(args ...string) (code int, stdout, stderr string) {
 	ios, _, out, errOut := TestIOStreams()
 	f := NewFactory(ios)
 	f.Now = func() time.Time { return e.now }
-	f.Getenv = func(string) string { return "" }
+	f.Getenv = e.getenv
 	code = execute(context.Background(), f, append([]string{"-C", e.root}, args...))
 	return code, out.String(), errOut.String()
 }
@@ -428,7 +453,7 @@ func TestEditInEditor(t *testing.T) {
 				IO:     ios,
 				Store:  func() (*harness.Store, error) { return e.store, nil },
 				Now:    func() time.Time { return e.now },
-				Getenv: func(string) string { return "" },
+				Getenv: e.getenv,
 				Editor: func(_ *EditOptions, path string) error {
 					data, err := os.ReadFile(path)
 					if err != nil {

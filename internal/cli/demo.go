@@ -96,6 +96,7 @@ func demoRun(opts *DemoOptions) error {
 	if err != nil {
 		return err
 	}
+	store.Private = harness.PrivateRoot(opts.Getenv)
 	id, err := harness.NewID()
 	if err != nil {
 		return err
@@ -119,6 +120,9 @@ func demoRun(opts *DemoOptions) error {
 		Agent:  harness.Agent{Kind: harness.AgentOpenAI, Model: "scripted-fake-model", BaseURL: srv.URL()},
 	}
 	if err := store.Create(st); err != nil {
+		return err
+	}
+	if err := store.TrustTask(st); err != nil { // its base URL is the demo's own server
 		return err
 	}
 	w := opts.IO.ErrOut

@@ -19,7 +19,7 @@ func (e *testEnv) runOn(abi int, args ...string) (code int, stdout, stderr strin
 	ios, _, out, errOut := TestIOStreams()
 	f := NewFactory(ios)
 	f.Now = func() time.Time { return e.now }
-	f.Getenv = func(string) string { return "" }
+	f.Getenv = e.getenv
 	f.Landlock = func() (int, bool) { return abi, abi > 0 }
 	code = execute(context.Background(), f, append([]string{"-C", e.root}, args...))
 	return code, out.String(), errOut.String()
