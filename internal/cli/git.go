@@ -58,7 +58,7 @@ func openRepo(root string) (*gitx.Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	return repo.WithHarness(gitx.HarnessFiles{Dir: harness.GrubDirName, Tracked: harness.TrackedFiles()}), nil
+	return repo.WithHarness(gitx.HarnessFiles{Dir: harness.GrubDirName, Tracked: harness.TrackedFiles(), Keep: []string{harness.FileWorkspaceConfig}}), nil
 }
 
 // checkFilters refuses to commit in a repository whose gitattributes name
