@@ -102,10 +102,10 @@ func configChange(before, now ConfigSnapshot) string {
 			return "was changed (a symbolic link to another place)"
 		}
 		return ""
-	case !os.SameFile(before.info, now.info):
-		return "was replaced by another file"
 	case !bytes.Equal(before.data, now.data):
 		return "was changed"
+	case !os.SameFile(before.info, now.info):
+		return "was replaced by another file" // the same bytes, but a hard link could change them later
 	}
 	return ""
 }

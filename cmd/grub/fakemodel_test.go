@@ -27,8 +27,8 @@ func cmdFakeOpenAI(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 1 {
 		mode = args[0]
 	}
-	if neg || len(args) > 1 || mode != "" && mode != "quota" && mode != "nousage" && mode != "gitplant" && mode != "probe" {
-		ts.Fatalf("usage: fakeopenai [quota|nousage|gitplant|probe]")
+	if neg || len(args) > 1 || mode != "" && mode != "quota" && mode != "nousage" && mode != "gitplant" && mode != "probe" && mode != "configplant" {
+		ts.Fatalf("usage: fakeopenai [quota|nousage|gitplant|configplant|probe]")
 	}
 	srv := llmtest.NewServer()
 	switch mode {
@@ -42,6 +42,8 @@ func cmdFakeOpenAI(ts *testscript.TestScript, neg bool, args []string) {
 		})
 	case "gitplant":
 		srv.SetFallback(gitPlantModel)
+	case "configplant":
+		srv.SetFallback(configPlantModel)
 	case "probe":
 		srv.SetFallback(scripted(`sh "$PROBE" shell && `))
 	default:
