@@ -15,7 +15,8 @@ import (
 )
 
 // trustKeys are the keys of a defaults file that run programs as the
-// user, weaken the sandbox or send the API key elsewhere, each with why.
+// user, weaken the sandbox or send the API key elsewhere, each with why
+// (needsTrust lets through the two values that only tighten).
 // From the workspace's .grub/config.toml (a repository's file, which
 // anyone who can push to it, or a turn of the agent, may write) they
 // apply only once the user trusted the file's exact content (grub config
@@ -24,13 +25,13 @@ import (
 var trustKeys = map[string]string{
 	"on-turn":       "runs a command outside the sandbox",
 	"on-stop":       "runs a command outside the sandbox",
-	"agent":         "chooses the program that runs each turn (claude and codex run without grub's sandbox by default)",
+	"agent":         "chooses the program that runs each turn (claude and codex run without grub's sandbox by default; \"openai\" needs no trust)",
 	"agent-cmd":     "runs a program each turn",
 	"agent-bin":     "runs a program each turn",
 	"agent-args":    "passes arguments to the agent's program",
 	"sandbox":       "can turn the sandbox off",
 	"sandbox-allow": "lets commands write outside the workspace",
-	"no-network":    "can turn network confinement off",
+	"no-network":    "can turn network confinement off (true needs no trust)",
 	"pass-env":      "passes secrets to the agent's commands",
 	"base-url":      "sends the API key to the server it names",
 }
@@ -91,11 +92,29 @@ func workspaceConfigPath(root string) string {
 	return filepath.Join(root, config.WorkspaceFile)
 }
 
-// keysNeedingTrust are the keys of f in trustKeys, sorted.
+// needsTrust reports whether a file's setting needs trust: its key is in
+// trustKeys, unless its value can only tighten things: agent = "openai"
+// (the built-in agent, sandboxed by default) and no-network = true.
+func needsTrust(s config.Setting) bool {
+	if _, ok := trustKeys[s.Key]; !ok {
+		return false
+	}
+	v := ""
+	if len(s.Values) == 1 {
+		v = s.Values[0]
+	}
+	switch {
+	case s.Key == "agent" && v == string(harness.AgentOpenAI), s.Key == "no-network" && v == "true":
+		return false
+	}
+	return true
+}
+
+// keysNeedingTrust are the keys of f's settings that need trust, sorted.
 func keysNeedingTrust(f *config.File) []string {
 	var keys []string
 	for _, s := range f.Settings {
-		if _, ok := trustKeys[s.Key]; ok && !slices.Contains(keys, s.Key) {
+		if needsTrust(s) && !slices.Contains(keys, s.Key) {
 			keys = append(keys, s.Key)
 		}
 	}

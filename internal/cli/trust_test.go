@@ -107,3 +107,26 @@ func TestPlantedTaskNeedsTrust(t *testing.T) {
 		t.Errorf("a task without settings that need trust: trusted %v, %v", ok, err)
 	}
 }
+
+// Only the values that tighten need no trust.
+func TestNeedsTrustValues(t *testing.T) {
+	tests := []struct {
+		key, value string
+		want       bool
+	}{
+		{"agent", "openai", false},
+		{"agent", "claude", true},
+		{"agent", "command", true},
+		{"no-network", "true", false},
+		{"no-network", "false", true},
+		{"sandbox", "read-only", true},
+		{"on-turn", "", true},
+		{"max-iter", "40", false},
+		{"model", "gpt", false},
+	}
+	for _, tt := range tests {
+		if got := needsTrust(config.Setting{Key: tt.key, Values: []string{tt.value}}); got != tt.want {
+			t.Errorf("%s = %q: needs trust %v, want %v", tt.key, tt.value, got, tt.want)
+		}
+	}
+}
