@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -131,6 +132,13 @@ func statusRun(opts *StatusOptions) error {
 		return err
 	}
 	v.Sandbox = newSandboxView(st, store.Root, opts.Getenv, opts.Landlock)
+	if ok, err := store.TaskTrusted(st); err == nil && !ok {
+		for _, s := range harness.TaskTrustSettings(st) {
+			if !slices.Contains(v.Untrusted, s.Key) {
+				v.Untrusted = append(v.Untrusted, s.Key)
+			}
+		}
+	}
 	if home, err := opts.Store(); err == nil {
 		locateView(v, home, store)
 	}
@@ -179,6 +187,7 @@ type statusOutput struct {
 	Limits              harness.Limits      `json:"limits"`
 	Agent               harness.Agent       `json:"agent"`
 	Sandbox             sandboxView         `json:"sandbox"`
+	Untrusted           []string            `json:"untrusted,omitempty"`
 	LastDecision        *harness.Decision   `json:"lastDecision"`
 	LastTurn            *harness.TurnRecord `json:"lastTurn,omitempty"`
 	LastError           string              `json:"lastError,omitempty"`
@@ -208,6 +217,7 @@ func newStatusOutput(v *taskView) *statusOutput {
 		Limits:              st.Limits,
 		Agent:               st.Agent,
 		Sandbox:             v.Sandbox,
+		Untrusted:           v.Untrusted,
 		LastDecision:        st.LastDecision,
 		LastTurn:            v.LastTurn,
 		LastError:           st.LastError,
@@ -259,6 +269,9 @@ func printStatus(w io.Writer, v *taskView, now time.Time) error {
 
 	printUsage(fw, st)
 	fw.field("sandbox", v.Sandbox.line())
+	if len(v.Untrusted) > 0 {
+		fw.field("trust", "not trusted here ("+strings.Join(v.Untrusted, ", ")+" came from elsewhere): check them, then grub config trust --task "+st.ID)
+	}
 	if a := st.Agent.Args; len(a) > 0 {
 		fw.field("agent args", shellQuote(a))
 	}
