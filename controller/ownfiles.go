@@ -1,6 +1,9 @@
 package controller
 
-import "github.com/grub-dev/grub/harness"
+import (
+	"github.com/grub-dev/grub/featurelist"
+	"github.com/grub-dev/grub/harness"
+)
 
 // checkOwnFiles is the referee's check of the files grub writes after a
 // turn: a progress-log.md the agent replaced by a link (to ~/.bashrc, say),
@@ -42,4 +45,18 @@ func (c *Controller) checkWorkspaceConfig(out *outcome, before harness.ConfigSna
 		out.failAs(harness.FindingIllegalEdit, "illegal edit: %s during the turn; it is the user's file (grub's settings, some of which run programs), and grub put back what was there before the turn", what)
 	}
 	return nil
+}
+
+// checkConfigAfterVerify checks .grub/config.toml again after the referee
+// ran init.sh and the verify command (programs the agent wrote): a change
+// then is the same illegal edit, and what the referee accepted is undone.
+func (c *Controller) checkConfigAfterVerify(out *outcome, before harness.ConfigSnapshot, base *featurelist.List, phase harness.Phase) error {
+	what, err := c.store.RestoreConfig(before)
+	if err != nil || what == "" {
+		return err
+	}
+	out.failAs(harness.FindingIllegalEdit, "illegal edit: %s by init.sh or a verify command, run by grub to verify the turn; it is the user's file, and grub put back what was there before the turn", what)
+	c.st.FeatureListBaseline, c.st.Phase = base, phase
+	out.flipped, out.complete = "", false
+	return c.restoreIfChanged()
 }

@@ -115,7 +115,11 @@ func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
 		return nil, err
 	}
 
+	base, phase := c.st.FeatureListBaseline, c.st.Phase
 	if err := c.refereeGuarded(ctx, out, res.FinalMessage, agentFailed, plan.git, res.OutputCut); err != nil {
+		return nil, err
+	}
+	if err := c.checkConfigAfterVerify(out, plan.config, base, phase); err != nil {
 		return nil, err
 	}
 	after, err := c.changes.Snapshot()
