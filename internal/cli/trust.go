@@ -274,6 +274,11 @@ func trustRun(opts *TrustOptions) error {
 		applies = strings.Join(k, ", ") + " now apply"
 	}
 	fmt.Fprintf(w, "grub: trusted %s as it is now (sha256 %s): %s\n", config.WorkspaceFile, f.SHA256[:12], applies)
+	for _, s := range f.Settings {
+		if needsTrust(s) {
+			fmt.Fprintf(w, "  %s:%d: %s = %s\n", config.WorkspaceFile, s.Line, s.Key, termsafe.Line(fmt.Sprintf("%q", s.Values)))
+		}
+	}
 	return nil
 }
 
