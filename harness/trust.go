@@ -152,9 +152,9 @@ func (t TrustSetting) String() string { return t.Key + " " + t.Value }
 // lift the sandbox or send the API key elsewhere: hooks, a command agent's
 // command, --agent-bin, --agent-args, --base-url, the sandbox off (by
 // --sandbox off, or by the default of claude and codex), --sandbox-allow
-// paths outside the workspace (relative ones are inside it, which commands
-// may write anyway) and --pass-env. A task with none resumes anywhere.
-func TaskTrustSettings(st *State) []TrustSetting {
+// paths outside the workspace (those inside it commands may write anyway)
+// and --pass-env. A task with none resumes anywhere.
+func (s *Store) TaskTrustSettings(st *State) []TrustSetting {
 	var out []TrustSetting
 	add := func(key, value string) {
 		if value != "" {
@@ -181,8 +181,8 @@ func TaskTrustSettings(st *State) []TrustSetting {
 		add("sandbox", "off (the default of --agent "+string(a.Kind)+")")
 	}
 	for _, p := range sb.Allow {
-		if filepath.IsAbs(p) {
-			add("sandbox-allow", p)
+		if rel, err := filepath.Rel(s.Root, s.ResolvePath(p)); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			add("sandbox-allow", p) // outside the workspace, "../x" included
 		}
 	}
 	for _, n := range sb.PassEnv {
@@ -191,25 +191,37 @@ func TaskTrustSettings(st *State) []TrustSetting {
 	return out
 }
 
-func trustDigest(settings []TrustSetting) string {
-	data, _ := json.Marshal(settings)
+// trustDigest is the digest of every setting of st that shapes what its
+// turns may do (the agent, the sandbox, the hooks), in the form state.json
+// stores them: a record names them all, so a change behind grub's back
+// (--no-network turned off in a state.json someone wrote) is seen even
+// where no single setting needs trust.
+func (s *Store) trustDigest(st *State) string {
+	sb := st.Sandbox
+	sb.ModeFrom = ""
+	sb.Allow = s.relativePaths(sb.Allow)
+	data, _ := json.Marshal(struct {
+		Agent   Agent
+		Sandbox Sandbox
+		Hooks   Hooks
+	}{st.Agent, sb, st.Hooks})
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
 }
 
-// TrustTask records st's settings (TaskTrustSettings) as trusted by this
-// user, in the task's private folder. A task with none needs no record
-// and no private folder.
+// TrustTask records st's settings as this user's, in the task's private
+// folder: grub calls it whenever it creates a task or changes its
+// settings. Without a private folder only a task with no setting that
+// needs trust can do without the record.
 func (s *Store) TrustTask(st *State) error {
-	settings := TaskTrustSettings(st)
-	if len(settings) == 0 {
+	dir, err := s.PrivateDir(st.ID)
+	if errors.Is(err, ErrNoPrivate) && len(s.TaskTrustSettings(st)) == 0 {
 		return nil
 	}
-	dir, err := s.PrivateDir(st.ID)
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(filepath.Join(dir, fileTaskTrust), []byte(trustDigest(settings)+"\n"), 0o600)
+	return atomicfile.WriteFile(filepath.Join(dir, fileTaskTrust), []byte(s.trustDigest(st)+"\n"), 0o600)
 }
 
 // UntrustTask removes the task's trust record, if any.
@@ -224,24 +236,40 @@ func (s *Store) UntrustTask(id string) error {
 	return nil
 }
 
-// TaskTrusted reports whether st's settings are the ones this user last
-// trusted for the task (TrustTask); a task without settings that need
-// trust is trusted.
-func (s *Store) TaskTrusted(st *State) (bool, error) {
-	settings := TaskTrustSettings(st)
-	if len(settings) == 0 {
-		return true, nil
-	}
+// TaskTrust is whether a task's settings may run.
+type TaskTrust int
+
+const (
+	// Trusted: the settings are the ones this user's grub last recorded,
+	// or there is no record and none of them needs trust.
+	Trusted TaskTrust = iota
+	// Foreign: no record here, and settings that need trust (a clone, a
+	// copied folder, a planted state.json).
+	Foreign
+	// Changed: the settings differ from the ones recorded here.
+	Changed
+)
+
+// TaskTrusted says whether st's settings may run here (TaskTrust).
+func (s *Store) TaskTrusted(st *State) (TaskTrust, error) {
+	none := len(s.TaskTrustSettings(st)) == 0
 	dir, err := s.PrivateDir(st.ID)
+	if errors.Is(err, ErrNoPrivate) && none {
+		return Trusted, nil
+	}
 	if err != nil {
-		return false, err
+		return Foreign, err
 	}
 	data, err := os.ReadFile(filepath.Join(dir, fileTaskTrust))
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && none:
+		return Trusted, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return Foreign, nil
+	case err != nil:
+		return Foreign, err
+	case strings.TrimSpace(string(data)) == s.trustDigest(st):
+		return Trusted, nil
 	}
-	if err != nil {
-		return false, err
-	}
-	return strings.TrimSpace(string(data)) == trustDigest(settings), nil
+	return Changed, nil
 }

@@ -269,7 +269,8 @@ func applyEdit(opts *EditOptions, store *harness.Store, id, goal string, sb *har
 			res.oldLimits, res.iteration = st.Limits, st.CurrentIteration
 			// An edit of a trusted task keeps it trusted; one of a task
 			// that is not (a clone's) does not make it so.
-			trustedBefore, _ = store.TaskTrusted(st)
+			tr, _ := store.TaskTrusted(st)
+			trustedBefore = tr == harness.Trusted
 			if st.Status == harness.StatusComplete {
 				return false, usageErrorf("task %s is complete, so its goal and limits can no longer change", id)
 			}

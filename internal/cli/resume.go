@@ -223,18 +223,21 @@ func recordWritten(store *harness.Store, st *harness.State) bool {
 // of the task as resumed (agent, sandbox, hooks) that it has unchanged
 // from the stored state are named.
 func checkResumeTrust(store *harness.Store, st *harness.State, agent harness.Agent, sb harness.Sandbox, hooks harness.Hooks) error {
-	ok, err := store.TaskTrusted(st)
+	tr, err := store.TaskTrusted(st)
 	if err != nil && !errors.Is(err, harness.ErrNoPrivate) {
 		return err
 	}
-	if ok {
+	switch tr {
+	case harness.Trusted:
 		return nil
+	case harness.Changed:
+		return changedTaskError(st.ID, store.TaskTrustSettings(st))
 	}
 	next := *st
 	next.Agent, next.Sandbox, next.Hooks = agent, sb, hooks
-	old := harness.TaskTrustSettings(st)
+	old := store.TaskTrustSettings(st)
 	var left []harness.TrustSetting
-	for _, s := range harness.TaskTrustSettings(&next) {
+	for _, s := range store.TaskTrustSettings(&next) {
 		if slices.Contains(old, s) {
 			left = append(left, s)
 		}

@@ -132,8 +132,9 @@ func statusRun(opts *StatusOptions) error {
 		return err
 	}
 	v.Sandbox = newSandboxView(st, store.Root, opts.Getenv, opts.Landlock)
-	if ok, err := store.TaskTrusted(st); err == nil && !ok {
-		for _, s := range harness.TaskTrustSettings(st) {
+	if tr, err := store.TaskTrusted(st); err == nil && tr != harness.Trusted {
+		v.TrustChanged = tr == harness.Changed
+		for _, s := range store.TaskTrustSettings(st) {
 			if !slices.Contains(v.Untrusted, s.Key) {
 				v.Untrusted = append(v.Untrusted, s.Key)
 			}
@@ -188,6 +189,7 @@ type statusOutput struct {
 	Agent               harness.Agent       `json:"agent"`
 	Sandbox             sandboxView         `json:"sandbox"`
 	Untrusted           []string            `json:"untrusted,omitempty"`
+	TrustChanged        bool                `json:"trustChanged,omitempty"`
 	LastDecision        *harness.Decision   `json:"lastDecision"`
 	LastTurn            *harness.TurnRecord `json:"lastTurn,omitempty"`
 	LastError           string              `json:"lastError,omitempty"`
@@ -218,6 +220,7 @@ func newStatusOutput(v *taskView) *statusOutput {
 		Agent:               st.Agent,
 		Sandbox:             v.Sandbox,
 		Untrusted:           v.Untrusted,
+		TrustChanged:        v.TrustChanged,
 		LastDecision:        st.LastDecision,
 		LastTurn:            v.LastTurn,
 		LastError:           st.LastError,
@@ -269,7 +272,10 @@ func printStatus(w io.Writer, v *taskView, now time.Time) error {
 
 	printUsage(fw, st)
 	fw.field("sandbox", v.Sandbox.line())
-	if len(v.Untrusted) > 0 {
+	switch {
+	case v.TrustChanged:
+		fw.field("trust", "its settings changed since your grub recorded them (state.json was written by something else): check them, then grub config trust --task "+st.ID)
+	case len(v.Untrusted) > 0:
 		fw.field("trust", "not trusted here ("+strings.Join(v.Untrusted, ", ")+" came from elsewhere): check them, then grub config trust --task "+st.ID)
 	}
 	if a := st.Agent.Args; len(a) > 0 {

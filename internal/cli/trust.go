@@ -161,26 +161,40 @@ func untrustedConfigError(w workspaceTrust) error {
 // this user's grub did not make them here (a clone, a copied folder, a
 // state.json a turn wrote).
 func checkTaskTrust(store *harness.Store, st *harness.State) error {
-	ok, err := store.TaskTrusted(st)
+	tr, err := store.TaskTrusted(st)
 	if err != nil && !errors.Is(err, harness.ErrNoPrivate) {
 		return err
 	}
-	if ok {
+	switch tr {
+	case harness.Trusted:
 		return nil
+	case harness.Changed:
+		return changedTaskError(st.ID, store.TaskTrustSettings(st))
 	}
-	return untrustedTaskError(st.ID, harness.TaskTrustSettings(st))
+	return untrustedTaskError(st.ID, store.TaskTrustSettings(st))
+}
+
+func settingLines(settings []harness.TrustSetting) string {
+	lines := make([]string, len(settings))
+	for i, s := range settings {
+		lines[i] = "\n  " + s.Key + " " + termsafe.Line(fmt.Sprintf("%q", s.Value))
+	}
+	return strings.Join(lines, "")
 }
 
 func untrustedTaskError(id string, settings []harness.TrustSetting) error {
-	lines := make([]string, len(settings))
-	for i, s := range settings {
-		lines[i] = "  " + s.Key + " " + termsafe.Line(fmt.Sprintf("%q", s.Value))
-	}
 	return &ExitError{Code: ExitUsage, Err: fmt.Errorf(
 		"task %s has settings that run programs as you or lift the sandbox, and they were not made by your grub here "+
-			"(a clone, a copied folder, or a state.json written by someone else):\n%s\n"+
+			"(a clone, a copied folder, or a state.json written by someone else):%s\n"+
 			"check them (grub status %s), then run grub config trust --task %s, or change them on the command line of grub resume",
-		id, strings.Join(lines, "\n"), id, id)}
+		id, settingLines(settings), id, id)}
+}
+
+func changedTaskError(id string, settings []harness.TrustSetting) error {
+	return &ExitError{Code: ExitUsage, Err: fmt.Errorf(
+		"the settings of task %s (its agent, sandbox or hooks) changed since your grub recorded them: state.json was written by something else%s\n"+
+			"check them (grub status %s), then run grub config trust --task %s",
+		id, settingLines(settings), id, id)}
 }
 
 // TrustOptions are the inputs of grub config trust and untrust.
@@ -295,13 +309,13 @@ func trustTaskRun(opts *TrustOptions) error {
 		fmt.Fprintf(w, "grub: task %s's settings are no longer trusted\n", st.ID)
 		return nil
 	}
-	settings := harness.TaskTrustSettings(st)
-	if len(settings) == 0 {
-		fmt.Fprintf(w, "grub: task %s has no settings that need trust; it resumes anywhere\n", st.ID)
-		return nil
-	}
+	settings := store.TaskTrustSettings(st)
 	if err := store.TrustTask(st); err != nil {
 		return err
+	}
+	if len(settings) == 0 {
+		fmt.Fprintf(w, "grub: task %s has no settings that need trust; it resumes anywhere (its settings are recorded as they are)\n", st.ID)
+		return nil
 	}
 	fmt.Fprintf(w, "grub: trusted the settings of task %s:\n", st.ID)
 	for _, s := range settings {

@@ -99,12 +99,12 @@ func TestPlantedTaskNeedsTrust(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("trust: exit %d, %s", code, errOut)
 	}
-	if ok, err := e.store.TaskTrusted(e.state("0a1b2c3d")); !ok || err != nil {
-		t.Errorf("after grub config trust --task: trusted %v, %v", ok, err)
+	if tr, err := e.store.TaskTrusted(e.state("0a1b2c3d")); tr != harness.Trusted || err != nil {
+		t.Errorf("after grub config trust --task: trusted %v, %v", tr, err)
 	}
 	e.plant("0a1b2c3e", time.Hour, nil) // the built-in agent, no hook: nothing to trust
-	if ok, err := e.store.TaskTrusted(e.state("0a1b2c3e")); !ok || err != nil {
-		t.Errorf("a task without settings that need trust: trusted %v, %v", ok, err)
+	if tr, err := e.store.TaskTrusted(e.state("0a1b2c3e")); tr != harness.Trusted || err != nil {
+		t.Errorf("a task without settings that need trust: trusted %v, %v", tr, err)
 	}
 }
 
