@@ -43,6 +43,16 @@ func (c *Controller) fresh(reqs []harness.ControlRequest) []harness.ControlReque
 // apply applies control requests to the state, in order.
 func (c *Controller) apply(reqs []harness.ControlRequest) (Stop, bool) {
 	var stop *Stop
+	trusted := false // the user changed settings that need trust
+	defer func() {
+		if trusted {
+			// The user's grub edit: the new settings are the user's, as
+			// the ones this run started with were (resume checked them).
+			if err := c.store.TrustTask(c.st); err != nil {
+				c.say("could not record the new settings as trusted: %v", err)
+			}
+		}
+	}()
 	for _, r := range reqs {
 		switch r.Kind {
 		case harness.ControlPause, harness.ControlPauseNow:
@@ -64,6 +74,7 @@ func (c *Controller) apply(reqs []harness.ControlRequest) (Stop, bool) {
 			if r.Sandbox != nil {
 				old := c.st.Sandbox
 				c.st.Sandbox = *r.Sandbox
+				trusted = true
 				c.logEdit(harness.Edit{At: c.now(), OldLimits: c.st.Limits, NewLimits: c.st.Limits, OldSandbox: &old, NewSandbox: r.Sandbox})
 				c.say("sandbox changed by user request to %s; it applies from the task's next run (grub resume)", harness.SandboxSummary(*r.Sandbox))
 			}
@@ -71,6 +82,7 @@ func (c *Controller) apply(reqs []harness.ControlRequest) (Stop, bool) {
 			if r.Hooks != nil {
 				old := c.st.Hooks
 				c.st.Hooks = *r.Hooks
+				trusted = true
 				c.logEdit(harness.Edit{At: c.now(), OldLimits: c.st.Limits, NewLimits: c.st.Limits, OldHooks: &old, NewHooks: r.Hooks})
 				c.say("hooks changed by user request; they apply from the next turn")
 			}

@@ -3,6 +3,7 @@ package controller
 import (
 	"strings"
 
+	"github.com/grub-dev/grub/featurelist"
 	"github.com/grub-dev/grub/harness"
 	"github.com/grub-dev/grub/loopstate"
 )
@@ -58,4 +59,34 @@ func (c *Controller) setAsidePlantedAtStart() error {
 			failure: strings.Join(out.failures, "\n")})
 	}
 	return err
+}
+
+// checkWorkspaceConfig is the referee's check of the workspace's
+// .grub/config.toml, the user's defaults file: settings in it can run
+// programs as the user once trusted, so a turn that creates, changes,
+// replaces or deletes it is an illegal edit. grub puts back what was there
+// when the turn started and fails the turn naming it.
+func (c *Controller) checkWorkspaceConfig(out *outcome, before harness.ConfigSnapshot) error {
+	what, err := c.store.RestoreConfig(before)
+	if err != nil {
+		return err
+	}
+	if what != "" {
+		out.failAs(harness.FindingIllegalEdit, "illegal edit: %s during the turn; it is the user's file (grub's settings, some of which run programs), and grub put back what was there before the turn", what)
+	}
+	return nil
+}
+
+// checkConfigAfterVerify checks .grub/config.toml again after the referee
+// ran init.sh and the verify command (programs the agent wrote): a change
+// then is the same illegal edit, and what the referee accepted is undone.
+func (c *Controller) checkConfigAfterVerify(out *outcome, before harness.ConfigSnapshot, base *featurelist.List, phase harness.Phase) error {
+	what, err := c.store.RestoreConfig(before)
+	if err != nil || what == "" {
+		return err
+	}
+	out.failAs(harness.FindingIllegalEdit, "illegal edit: %s by init.sh or a verify command, run by grub to verify the turn; it is the user's file, and grub put back what was there before the turn", what)
+	c.st.FeatureListBaseline, c.st.Phase = base, phase
+	out.flipped, out.complete = "", false
+	return c.restoreIfChanged()
 }

@@ -69,6 +69,9 @@ type turnPlan struct {
 
 	git        GitSnapshot // git's hooks and config before the turn; nil without a guard
 	initScript []byte      // init.sh before the turn, restored if the agent replaces it by a link or folder
+	// config is the workspace's .grub/config.toml before the turn: the
+	// user's file, which no turn may create, change or delete.
+	config harness.ConfigSnapshot
 }
 
 // agentRun is how the agent's part of a turn ended.
@@ -110,8 +113,15 @@ func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
 	if err := c.checkRegularFiles(out, plan.initScript); err != nil {
 		return nil, err
 	}
+	if err := c.checkWorkspaceConfig(out, plan.config); err != nil {
+		return nil, err
+	}
 
+	base, phase := c.st.FeatureListBaseline, c.st.Phase
 	if err := c.refereeGuarded(ctx, out, res.FinalMessage, agentFailed, plan.git, res.OutputCut); err != nil {
+		return nil, err
+	}
+	if err := c.checkConfigAfterVerify(out, plan.config, base, phase); err != nil {
 		return nil, err
 	}
 	if err := c.setAsidePlanted(out, "the turn"); err != nil {
@@ -160,6 +170,10 @@ func (c *Controller) prepareTurn() (turnPlan, error) {
 		return turnPlan{}, err
 	}
 	initScript, _ := c.store.ReadInitScript(st.ID) // nil when unreadable: the starter is restored then
+	config, err := c.store.SnapshotConfig()
+	if err != nil {
+		return turnPlan{}, err
+	}
 	// Keep the log's inode, so that a log the agent replaces by a link is
 	// put back with its content (checkRegularFiles).
 	if err := c.store.KeepProgressLog(st.ID); err != nil {
@@ -174,7 +188,7 @@ func (c *Controller) prepareTurn() (turnPlan, error) {
 		return turnPlan{}, err
 	}
 	failpoint.Hit(failpoint.TurnStarted)
-	return turnPlan{prompt: prompt, promptFile: promptFile, feature: feature, before: before, git: git, initScript: initScript}, nil
+	return turnPlan{prompt: prompt, promptFile: promptFile, feature: feature, before: before, git: git, initScript: initScript, config: config}, nil
 }
 
 // turnStartToken is the workspace's token at the start of a turn: the

@@ -256,6 +256,9 @@ type Sandbox struct {
 	// Mode is "workspace-write", "read-only" or "off"; empty means the
 	// default for the task's agent where grub runs.
 	Mode string `json:"mode,omitempty"`
+	// ModeFrom says where Mode was set, for status: "--sandbox", or a
+	// defaults file and line (".grub/config.toml:3"); empty: --sandbox.
+	ModeFrom string `json:"modeFrom,omitempty"`
 	// Allow lists extra paths writable in workspace-write mode: relative
 	// to the workspace when inside it (so that the task runs the same in
 	// another clone), absolute outside it (Store.ResolvePath).

@@ -27,8 +27,8 @@ func cmdFakeOpenAI(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 1 {
 		mode = args[0]
 	}
-	if neg || len(args) > 1 || mode != "" && mode != "quota" && mode != "nousage" && mode != "gitplant" && mode != "gitredirect" && mode != "controlplant" && mode != "probe" {
-		ts.Fatalf("usage: fakeopenai [quota|nousage|gitplant|gitredirect|controlplant|probe]")
+	if neg || len(args) > 1 || mode != "" && mode != "quota" && mode != "nousage" && mode != "gitplant" && mode != "gitredirect" && mode != "controlplant" && mode != "configplant" && mode != "probe" {
+		ts.Fatalf("usage: fakeopenai [quota|nousage|gitplant|gitredirect|controlplant|configplant|probe]")
 	}
 	srv := llmtest.NewServer()
 	switch mode {
@@ -46,6 +46,8 @@ func cmdFakeOpenAI(ts *testscript.TestScript, neg bool, args []string) {
 		srv.SetFallback(gitRedirectModel)
 	case "controlplant":
 		srv.SetFallback(controlPlantModel())
+	case "configplant":
+		srv.SetFallback(configPlantModel)
 	case "probe":
 		srv.SetFallback(scripted(`sh "$PROBE" shell && `))
 	default:

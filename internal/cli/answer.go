@@ -106,6 +106,9 @@ func answerRun(opts *AnswerOptions) error {
 		return err
 	}
 	id := st.ID
+	if err := checkTaskTrust(store, st); err != nil {
+		return err
+	}
 	d, err := openQuestion(st)
 	if err != nil {
 		return err

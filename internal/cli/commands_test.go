@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,9 +19,22 @@ import (
 type testEnv struct {
 	t        *testing.T
 	root     string
+	home     string // HOME: the trusted files live under it
+	xdgState string // $XDG_STATE_HOME: grub's private folder is its grub/
 	store    *harness.Store
 	now      time.Time
-	xdgState string // $XDG_STATE_HOME: grub's private folder is its grub/
+}
+
+// getenv is the environment the commands under test see: HOME (the
+// trusted files) and XDG_STATE_HOME (grub's private folder) only.
+func (e *testEnv) getenv(k string) string {
+	switch k {
+	case "HOME":
+		return e.home
+	case "XDG_STATE_HOME":
+		return e.xdgState
+	}
+	return ""
 }
 
 func newTestEnv(t *testing.T) *testEnv {
@@ -32,18 +44,20 @@ func newTestEnv(t *testing.T) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	state := t.TempDir()
-	store.Private = filepath.Join(state, "grub")
-	return &testEnv{t: t, root: root, store: store, now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), xdgState: state}
+	e := &testEnv{t: t, root: root, home: t.TempDir(), xdgState: t.TempDir(), store: store, now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	store.Private = harness.PrivateRoot(e.getenv)
+	return e
 }
 
-// getenv is the environment grub runs with in the tests: only
-// $XDG_STATE_HOME, for its private folder.
-func (e *testEnv) getenv(k string) string {
-	if k == "XDG_STATE_HOME" {
-		return e.xdgState
+// plant creates a task as a clone or a copied folder brings one: with no
+// trust record of this user's grub.
+func (e *testEnv) plant(id string, age time.Duration, edit func(*harness.State)) *harness.State {
+	e.t.Helper()
+	st := e.task(id, age, edit)
+	if err := e.store.UntrustTask(id); err != nil {
+		e.t.Fatal(err)
 	}
-	return ""
+	return st
 }
 
 // task creates a task updated `age` before the clock's now; edit adjusts
@@ -64,6 +78,9 @@ func (e *testEnv) task(id string, age time.Duration, edit func(*harness.State)) 
 		edit(st)
 	}
 	if err := e.store.Create(st); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.store.TrustTask(st); err != nil { // as grub start does
 		e.t.Fatal(err)
 	}
 	return st
@@ -441,7 +458,7 @@ func TestEditInEditor(t *testing.T) {
 				IO:     ios,
 				Store:  func() (*harness.Store, error) { return e.store, nil },
 				Now:    func() time.Time { return e.now },
-				Getenv: func(string) string { return "" },
+				Getenv: e.getenv,
 				Editor: func(_ *EditOptions, path string) error {
 					data, err := os.ReadFile(path)
 					if err != nil {

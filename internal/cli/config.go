@@ -48,6 +48,20 @@ workspace, ~/.config/grub/config.toml or $XDG_CONFIG_HOME/grub/config.toml
 for you; see the README). A mistake in a file is reported here as it would
 be by grub start (exit 2).
 
+Settings that run programs, weaken the sandbox or send your API key
+elsewhere apply from .grub/config.toml (a repository's file: whoever can
+push to it wrote it) only once you trusted its exact content with grub
+config trust; until then grub start refuses the workspace (exit 2) and grub
+config shows them as not applied. A changed file needs trusting again
+(grub config untrust takes the trust back). Your own config.toml is
+trusted as it is. The keys:
+
+` + trustKeysHelp() + `
+
+A task whose settings run programs or lift the sandbox and that your grub
+did not make here (a clone, a copied folder) needs grub config trust --task
+<id> before grub resume runs it.
+
 --json prints one object that follows schemas/config-output.schema.json.`,
 		Example: `  grub config
   grub -C ~/src/api config --json | jq .agents.openai`,
@@ -60,6 +74,7 @@ be by grub start (exit 2).
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print one JSON object (schemas/config-output.schema.json)")
+	cmd.AddCommand(NewCmdConfigTrust(f, false, nil), NewCmdConfigTrust(f, true, nil))
 	return cmd
 }
 
@@ -74,6 +89,8 @@ type configOutput struct {
 	// user's first; Settings every setting of grub start, by key.
 	Files    []string        `json:"files"`
 	Settings []configSetting `json:"settings"`
+	// Trust says whether .grub/config.toml is trusted (trust.go).
+	Trust workspaceTrust `json:"trust"`
 }
 
 // configSandbox is the sandbox a new task with the default agent would
@@ -142,6 +159,10 @@ func configRun(opts *ConfigOptions) error {
 		out.Files = append(out.Files, f.Name)
 	}
 	out.Settings = settingsOf(fl, defs, opts.Getenv)
+	out.Trust = defs.Trust
+	if out.Trust.Keys == nil {
+		out.Trust.Keys = []string{}
+	}
 	lf := limitFlags{forNewTask: true}
 	if out.Limits, err = lf.limits(flagsLike(fl, defs, lf.register)); err != nil {
 		return defs.explain(err)
@@ -150,6 +171,9 @@ func configRun(opts *ConfigOptions) error {
 	var newSandbox harness.Sandbox
 	if err := defs.explain(sf.apply(flagsLike(fl, defs, sf.register), &newSandbox)); err != nil {
 		return err
+	}
+	if src := defs.From["sandbox"]; src.fromFile() && newSandbox.Mode != "" {
+		newSandbox.ModeFrom = src.String()
 	}
 	kind := harness.AgentKind(fl.Lookup("agent").Value.String())
 	repo, err := openRepo(store.Root)
@@ -184,9 +208,6 @@ func configRun(opts *ConfigOptions) error {
 	sb, err := resolveSandbox(newSandbox, kind, store.Root, opts.Getenv, opts.Landlock)
 	if err != nil {
 		return defs.explain(err)
-	}
-	if src := defs.From["sandbox"]; src.fromFile() {
-		sb.From = strings.Replace(sb.From, "--sandbox", src.String(), 1)
 	}
 	out.Sandbox = configSandbox{Mode: string(sb.Policy.Mode), From: sb.From, LandlockABI: sb.ABI,
 		NoNetwork: sb.ABI >= sandbox.MinABINetwork, Writable: sb.Policy.WritablePaths(), AllowGit: sb.AllowGit, Warning: sb.Warning}
@@ -270,6 +291,21 @@ func printConfig(opts *ConfigOptions, c configOutput) error {
 	row("timeouts", fmt.Sprintf("%s per turn, %s per init.sh or verify run; no token or time budget unless given",
 		harness.FormatSeconds(l.TurnTimeoutSeconds), harness.FormatSeconds(l.InitTimeoutSeconds)))
 	row("tasks", fmt.Sprint(c.Tasks))
+	row("trust", trustLine(c.Trust))
 	printSettings(row, c)
 	return tw.Flush()
+}
+
+// trustLine says whether the workspace's file is trusted.
+func trustLine(w workspaceTrust) string {
+	keys := strings.Join(w.Keys, ", ")
+	switch {
+	case w.File == "":
+		return "no " + ".grub/config.toml here"
+	case len(w.Keys) == 0:
+		return w.File + " sets nothing that needs trust"
+	case w.Trusted:
+		return w.File + " is trusted as it is (" + keys + " apply)"
+	}
+	return w.File + " is not trusted: " + keys + " do not apply, and grub start refuses to run (read the file, then grub config trust)"
 }

@@ -87,6 +87,9 @@ type startDefaults struct {
 	Files []*config.File
 	// From says where each setting comes from, by key.
 	From map[string]settingSource
+	// Trust says whether the workspace's file is trusted; when it is not,
+	// Files holds it without the keys that need trust (trustFiles).
+	Trust workspaceTrust
 }
 
 // defaultsFiles reads the user's file and the workspace's, in that order
@@ -150,7 +153,11 @@ func applyDefaults(fl *pflag.FlagSet, root string, getenv func(string) string) (
 	if err != nil {
 		return nil, err
 	}
-	d := &startDefaults{Files: files, From: map[string]settingSource{}}
+	d := &startDefaults{From: map[string]settingSource{}}
+	if files, d.Trust, err = trustFiles(files, root, getenv); err != nil {
+		return nil, err
+	}
+	d.Files = files
 	win := winners(files)
 	kind := newTaskAgent(fl, win)
 	names := make([]string, 0, len(keys))

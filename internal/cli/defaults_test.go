@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -39,7 +41,25 @@ func newDefaultsEnv(t *testing.T, workspace, user string) *defaultsEnv {
 	}
 	write(filepath.Join(d.root, ".grub", "config.toml"), workspace)
 	write(filepath.Join(d.home, ".config", "grub", "config.toml"), user)
+	if workspace != "" {
+		d.trust(t)
+	}
 	return d
+}
+
+// trust records the workspace file as it is now as trusted, as grub config
+// trust does.
+func (d *defaultsEnv) trust(t *testing.T) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(d.root, ".grub", "config.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	list := harness.TrustList{Path: trustListPath(func(k string) string { return d.env[k] })}
+	if err := list.Trust(workspaceConfigPath(d.root), hex.EncodeToString(sum[:])); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // start parses grub start's flags in the environment and returns the

@@ -127,6 +127,9 @@ func demoRun(opts *DemoOptions) error {
 	if err := store.Create(st); err != nil {
 		return err
 	}
+	if err := store.TrustTask(st); err != nil { // its base URL is the demo's own server
+		return err
+	}
 	w := opts.IO.ErrOut
 	fmt.Fprintf(w, "grub demo: grub's built-in agent works on task %s in %s, driven by a scripted FAKE model on %s (no real model, no key)\n", st.ID, dir, srv.URL())
 	fmt.Fprintln(w, "grub demo: the script will claim completion early, edit a description and claim an unverified feature; watch grub catch each one")

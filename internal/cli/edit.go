@@ -261,12 +261,17 @@ func applyEdit(opts *EditOptions, store *harness.Store, id, goal string, sb *har
 		reqs = append(reqs, harness.ControlRequest{Kind: harness.ControlHooks, At: now, Hooks: hooks})
 	}
 	var (
-		res  editResult
-		edit = harness.Edit{At: now}
+		res           editResult
+		edit          = harness.Edit{At: now}
+		trustedBefore bool
 	)
 	holder, err := applyChange(store, id, now, taskChange{
 		Idle: func(st *harness.State) (bool, error) {
 			res.oldLimits, res.iteration = st.Limits, st.CurrentIteration
+			// An edit of a trusted task keeps it trusted; one of a task
+			// that is not (a clone's) does not make it so.
+			tr, _ := store.TaskTrusted(st)
+			trustedBefore = tr == harness.Trusted
 			if st.Status == harness.StatusComplete {
 				return false, usageErrorf("task %s is complete, so its goal and limits can no longer change", id)
 			}
@@ -298,6 +303,11 @@ func applyEdit(opts *EditOptions, store *harness.Store, id, goal string, sb *har
 			return true, nil
 		},
 		AfterSave: func(st *harness.State) error {
+			if trustedBefore {
+				if err := store.TrustTask(st); err != nil {
+					return err
+				}
+			}
 			edit.OldLimits, edit.NewLimits = res.oldLimits, st.Limits
 			return store.AppendProgress(id, harness.EditEntry(edit))
 		},

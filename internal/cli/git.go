@@ -58,7 +58,15 @@ func openRepo(root string) (*gitx.Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	return repo.WithHarness(gitx.HarnessFiles{Dir: harness.GrubDirName, Tracked: harness.TrackedFiles()}), nil
+	return repo.WithHarness(harnessFiles(nil)), nil
+}
+
+// harnessFiles is grub's rule for .grub in scans and commits: each task's
+// tracked files, the workspace's config.toml kept as the index has it,
+// and, when tasks is set, only the task folders it names.
+func harnessFiles(tasks func(string) bool) gitx.HarnessFiles {
+	return gitx.HarnessFiles{Dir: harness.GrubDirName, Tracked: harness.TrackedFiles(),
+		Keep: []string{harness.FileWorkspaceConfig}, Tasks: tasks}
 }
 
 // onlyGrubTasks is repo for a commit of task id's turn that takes, of
@@ -66,8 +74,7 @@ func openRepo(root string) (*gitx.Repo, error) {
 // (harness.Store.Registered) only: never a task folder a turn planted,
 // even one the referee did not set aside.
 func onlyGrubTasks(repo *gitx.Repo, store *harness.Store, id string) *gitx.Repo {
-	return repo.WithHarness(gitx.HarnessFiles{Dir: harness.GrubDirName, Tracked: harness.TrackedFiles(),
-		Tasks: func(name string) bool { return name == id || store.Registered(name) }})
+	return repo.WithHarness(harnessFiles(func(name string) bool { return name == id || store.Registered(name) }))
 }
 
 // checkFilters refuses to commit in a repository whose gitattributes name

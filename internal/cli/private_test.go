@@ -14,7 +14,7 @@ import (
 func TestNoPrivateFolderIsExit2(t *testing.T) {
 	e := newTestEnv(t)
 	e.task("0a1b2c3d", time.Hour, nil)
-	e.xdgState = ""
+	e.xdgState, e.home = "", ""
 	code, _, stderr := e.run("start", "--agent-cmd", "true", "do a thing")
 	if code != ExitUsage || !strings.Contains(stderr, "set HOME (or XDG_STATE_HOME) to an absolute path") {
 		t.Errorf("start = %d, %q; want exit 2 saying what to set", code, stderr)

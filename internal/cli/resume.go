@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -152,6 +153,9 @@ func resumeRun(opts *ResumeOptions) error {
 			return err
 		}
 	}
+	if err := checkResumeTrust(store, st, changed, sb, hooks); err != nil {
+		return err
+	}
 	if !harness.SameAgent(changed, st.Agent) || !sameSandbox(sb, st.Sandbox) || hooks != st.Hooks {
 		// Changing the agent is a state change: make it under the lock, on
 		// the state as it is then.
@@ -170,7 +174,12 @@ func resumeRun(opts *ResumeOptions) error {
 			}
 			st.Agent, st.Sandbox, st.Hooks = changed, sb, hooks
 			st.UpdatedAt = opts.Now().UTC()
-			return store.SaveState(st)
+			if err := store.SaveState(st); err != nil {
+				return err
+			}
+			// What is left of the old settings was trusted (checkResumeTrust),
+			// and the rest comes from this command line.
+			return store.TrustTask(st)
 		}()
 		if err != nil {
 			return err
@@ -209,4 +218,34 @@ func recordWritten(store *harness.Store, st *harness.State) bool {
 	}
 	last, ok, err := repo.LastTurn(st.ID)
 	return err == nil && ok && last.Iteration >= p.Iteration
+}
+
+// checkResumeTrust refuses a resume of an untrusted task (checkTaskTrust)
+// unless the command line replaces every setting that needs trust: those
+// of the task as resumed (agent, sandbox, hooks) that it has unchanged
+// from the stored state are named.
+func checkResumeTrust(store *harness.Store, st *harness.State, agent harness.Agent, sb harness.Sandbox, hooks harness.Hooks) error {
+	tr, err := store.TaskTrusted(st)
+	if err != nil && !errors.Is(err, harness.ErrNoPrivate) {
+		return err
+	}
+	switch tr {
+	case harness.Trusted:
+		return nil
+	case harness.Changed:
+		return changedTaskError(st.ID, store.TaskTrustSettings(st))
+	}
+	next := *st
+	next.Agent, next.Sandbox, next.Hooks = agent, sb, hooks
+	old := store.TaskTrustSettings(st)
+	var left []harness.TrustSetting
+	for _, s := range store.TaskTrustSettings(&next) {
+		if slices.Contains(old, s) {
+			left = append(left, s)
+		}
+	}
+	if len(left) == 0 {
+		return nil
+	}
+	return untrustedTaskError(st.ID, left)
 }

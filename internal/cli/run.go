@@ -309,6 +309,9 @@ func runTask(ctx context.Context, o runOptions) error {
 	if _, err := o.Store.PrivateDir(o.ID); err != nil {
 		return err
 	}
+	if err := checkTaskTrust(o.Store, st); err != nil {
+		return err
+	}
 	sb, err := resolveSandbox(st.Sandbox, st.Agent.Kind, o.Store.Root, o.Getenv, o.Landlock)
 	if err != nil {
 		return err

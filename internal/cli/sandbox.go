@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -82,6 +83,7 @@ func (s *sandboxFlags) given(cmd *cobra.Command) bool {
 func (s *sandboxFlags) apply(cmd *cobra.Command, sb *harness.Sandbox) error {
 	fl := cmd.Flags()
 	if fl.Changed("sandbox") {
+		sb.ModeFrom = ""
 		if s.Mode == "default" {
 			sb.Mode = ""
 		} else {
@@ -170,6 +172,9 @@ func resolveSandbox(sb harness.Sandbox, kind harness.AgentKind, root string, get
 	from := "default for --agent " + string(kind)
 	if explicit {
 		mode, from = sandbox.Mode(sb.Mode), "--sandbox"
+		if sb.ModeFrom != "" {
+			from = sb.ModeFrom
+		}
 	}
 	p := sandbox.Policy{Mode: mode, Workspace: root, Writable: allowPaths(root, sb.Allow), NoNetwork: sb.NoNetwork}
 	if mode == sandbox.ModeWorkspaceWrite {
@@ -405,7 +410,7 @@ func newSandboxView(st *harness.State, root string, getenv func(string) string, 
 	v := sandboxView{NoNetwork: sb.NoNetwork, Allow: sb.Allow, PassEnv: sb.PassEnv, AllowGit: sb.AllowGit}
 	setup, err := resolveSandbox(sb, st.Agent.Kind, root, getenv, probe)
 	if err != nil {
-		v.Mode, v.From, v.Problem = sb.Mode, "--sandbox", err.Error()
+		v.Mode, v.From, v.Problem = sb.Mode, cmp.Or(sb.ModeFrom, "--sandbox"), err.Error()
 		return v
 	}
 	v.Mode, v.From = string(setup.Policy.Mode), setup.From

@@ -138,6 +138,9 @@ func NewCmdStart(f *Factory, runF func(*StartOptions) error) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if defs.Trust.untrusted() { // before anything runs (trust.go)
+				return untrustedConfigError(defs.Trust)
+			}
 			err = defs.explain(func() error {
 				opts.JSON, opts.Heartbeat, opts.NoProgress = rf.JSON, rf.Heartbeat, rf.NoProgress
 				if opts.Locale != "en" && opts.Locale != "zh" {
@@ -153,7 +156,13 @@ func NewCmdStart(f *Factory, runF func(*StartOptions) error) *cobra.Command {
 				if err := checkCostBudget(opts.Limits.CostBudgetUSD, opts.Agent.Kind); err != nil {
 					return err
 				}
-				return sf.apply(cmd, &opts.Sandbox)
+				if err := sf.apply(cmd, &opts.Sandbox); err != nil {
+					return err
+				}
+				if src := defs.From["sandbox"]; src.fromFile() && opts.Sandbox.Mode != "" {
+					opts.Sandbox.ModeFrom = src.String() // status names the file, not --sandbox
+				}
+				return nil
 			}())
 			if err != nil {
 				return err
@@ -232,6 +241,10 @@ func startRun(opts *StartOptions) error {
 		Sandbox: opts.Sandbox, Hooks: opts.Hooks,
 	}
 	if err := store.Create(st); err != nil {
+		return err
+	}
+	// The task's settings are this user's: resume trusts them here (trust.go).
+	if err := store.TrustTask(st); err != nil {
 		return err
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "grub: task %s created in %s\n", st.ID, store.Rel(store.Dir(st.ID)))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -132,6 +133,14 @@ func statusRun(opts *StatusOptions) error {
 		return err
 	}
 	v.Sandbox = newSandboxView(st, store.Root, opts.Getenv, opts.Landlock)
+	if tr, err := store.TaskTrusted(st); err == nil && tr != harness.Trusted {
+		v.TrustChanged = tr == harness.Changed
+		for _, s := range store.TaskTrustSettings(st) {
+			if !slices.Contains(v.Untrusted, s.Key) {
+				v.Untrusted = append(v.Untrusted, s.Key)
+			}
+		}
+	}
 	if home, err := opts.Store(); err == nil {
 		locateView(v, home, store)
 	}
@@ -180,6 +189,8 @@ type statusOutput struct {
 	Limits              harness.Limits      `json:"limits"`
 	Agent               harness.Agent       `json:"agent"`
 	Sandbox             sandboxView         `json:"sandbox"`
+	Untrusted           []string            `json:"untrusted,omitempty"`
+	TrustChanged        bool                `json:"trustChanged,omitempty"`
 	LastDecision        *harness.Decision   `json:"lastDecision"`
 	LastTurn            *harness.TurnRecord `json:"lastTurn,omitempty"`
 	LastError           string              `json:"lastError,omitempty"`
@@ -209,6 +220,8 @@ func newStatusOutput(v *taskView) *statusOutput {
 		Limits:              st.Limits,
 		Agent:               st.Agent,
 		Sandbox:             v.Sandbox,
+		Untrusted:           v.Untrusted,
+		TrustChanged:        v.TrustChanged,
 		LastDecision:        st.LastDecision,
 		LastTurn:            v.LastTurn,
 		LastError:           st.LastError,
@@ -260,6 +273,12 @@ func printStatus(w io.Writer, v *taskView, now time.Time) error {
 
 	printUsage(fw, st)
 	fw.field("sandbox", v.Sandbox.line())
+	switch {
+	case v.TrustChanged:
+		fw.field("trust", "its settings changed since your grub recorded them (state.json was written by something else): check them, then grub config trust --task "+st.ID)
+	case len(v.Untrusted) > 0:
+		fw.field("trust", "not trusted here ("+strings.Join(v.Untrusted, ", ")+" came from elsewhere): check them, then grub config trust --task "+st.ID)
+	}
 	if a := st.Agent.Args; len(a) > 0 {
 		fw.field("agent args", shellQuote(a))
 	}

@@ -75,6 +75,13 @@ func warnDamaged(w io.Writer, damaged []harness.DamagedTask) {
 // controller holds its lock, and its feature list.
 type taskView struct {
 	State *harness.State
+	// Untrusted are the keys of the task's settings that run programs or
+	// lift the sandbox and were not made by this user's grub here (trust.go);
+	// resume refuses the task until they are trusted.
+	Untrusted []string
+	// TrustChanged says the settings differ from the ones this user's grub
+	// recorded for the task.
+	TrustChanged bool
 	// Dir is the harness folder relative to the workspace root.
 	Dir string
 	// Held reports that a live controller (a runner) holds the lock;

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -88,6 +90,17 @@ type File struct {
 	// Name is how messages and grub config show the file.
 	Name     string
 	Settings []Setting // in the order of the file
+	// Path is where Load read the file; SHA256 is the hex digest of the
+	// bytes read, which are the bytes parsed (trust is given to them).
+	Path, SHA256 string
+}
+
+// Without returns a copy of f without the settings of the keys drop
+// names.
+func (f *File) Without(drop func(key string) bool) *File {
+	c := *f
+	c.Settings = slices.DeleteFunc(slices.Clone(f.Settings), func(s Setting) bool { return drop(s.Key) })
+	return &c
 }
 
 // Lookup returns the setting of key, if the file has it.
@@ -136,7 +149,13 @@ func Load(path, name string, keys Keys) (*File, error) {
 	if err != nil {
 		return nil, &Error{File: name, Msg: fmt.Sprintf("cannot read it: %v", unwrapPath(err))}
 	}
-	return Parse(data, name, keys)
+	f, err := Parse(data, name, keys)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(data)
+	f.Path, f.SHA256 = path, hex.EncodeToString(sum[:])
+	return f, nil
 }
 
 func unwrapPath(err error) error {

@@ -24,10 +24,16 @@ import (
 // task folder it refuses (one a turn planted) adds nothing, and what the
 // index already tracks under it stays as it is (a task another grub
 // made, in a clone, keeps its committed files).
+//
+// Each name in Keep (the user's .grub/config.toml) keeps its index entry
+// exactly as it is: a committed file stays committed as the user
+// committed it, whatever is on disk; edits the user has not committed are
+// never staged, and an untracked one is never added.
 type HarnessFiles struct {
 	Dir     string                 // the tasks folder, relative to the workspace (".grub")
 	Tracked []string               // the names committed in each task folder
 	Tasks   func(name string) bool // the task folders taken in; nil: every one
+	Keep    []string               // names directly under Dir whose index entries stay as they are
 }
 
 // WithHarness returns a copy of r whose scans (commits, the change token,
@@ -39,17 +45,21 @@ func (r *Repo) WithHarness(h HarnessFiles) *Repo {
 }
 
 // harnessRule is the scanner's form of r's HarnessFiles: the folder as a
-// repository path, the tracked names as a set and the task filter. A zero
-// rule (no WithHarness) has dir "".
-func (r *Repo) harnessRule() (dir string, tracked map[string]bool, tasks func(string) bool) {
+// repository path, the tracked names as a set, the names kept as they
+// are and the task filter. A zero rule (no WithHarness) has dir "".
+func (r *Repo) harnessRule() (dir string, tracked, keep map[string]bool, tasks func(string) bool) {
 	if r.harness == nil || r.harness.Dir == "" {
-		return "", nil, nil
+		return "", nil, nil, nil
 	}
 	tracked = make(map[string]bool, len(r.harness.Tracked))
 	for _, n := range r.harness.Tracked {
 		tracked[n] = true
 	}
-	return joinRel(r.prefix, path.Clean(filepath.ToSlash(r.harness.Dir))), tracked, r.harness.Tasks
+	keep = make(map[string]bool, len(r.harness.Keep))
+	for _, n := range r.harness.Keep {
+		keep[n] = true
+	}
+	return joinRel(r.prefix, path.Clean(filepath.ToSlash(r.harness.Dir))), tracked, keep, r.harness.Tasks
 }
 
 // walkHarness scans grub's folder dir (a repository path) by the harness
@@ -58,6 +68,12 @@ func (s *scanner) walkHarness(dir string) error {
 	if err := s.ctx.Err(); err != nil {
 		return err
 	}
+	for name := range s.harnessKeep {
+		if old := s.tracked[joinRel(dir, name)]; old != nil {
+			c := *old
+			s.out = append(s.out, &c)
+		}
+	}
 	abs, des, err := s.readFolder(dir)
 	if err != nil || des == nil {
 		return err
@@ -65,7 +81,7 @@ func (s *scanner) walkHarness(dir string) error {
 	for _, d := range des {
 		rel := joinRel(dir, d.Name())
 		switch {
-		case s.exclude[rel]:
+		case s.exclude[rel] || s.harnessKeep[d.Name()]:
 		case d.Name() == ".gitignore" && d.Type().IsRegular():
 			s.addHarnessFile(rel, filepath.Join(abs, d.Name()))
 		case s.harnessTasks != nil && !s.harnessTasks(d.Name()):

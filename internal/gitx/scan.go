@@ -58,6 +58,7 @@ type scanner struct {
 	submodules     map[string]bool
 	harnessDir     string            // grub's folder (repository path); "": no harness rule
 	harnessTracked map[string]bool   // the names committed in a task folder
+	harnessKeep    map[string]bool   // names under harnessDir whose index entries stay as they are
 	harnessTasks   func(string) bool // the task folders taken in; nil: every one
 }
 
@@ -72,7 +73,7 @@ func newScanner(ctx context.Context, r *Repo, idx *index.Index, cfg *gitConfig, 
 		exclude:  make(map[string]bool),
 		maxSize:  MaxFileSize,
 	}
-	s.harnessDir, s.harnessTracked, s.harnessTasks = r.harnessRule()
+	s.harnessDir, s.harnessTracked, s.harnessKeep, s.harnessTasks = r.harnessRule()
 	s.submodules = r.guard.submodules(r.root)
 	for _, e := range idx.Entries {
 		if !r.inScope(e.Name) {
