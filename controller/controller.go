@@ -361,6 +361,9 @@ func (c *Controller) recoverUnknownTurn(ctx context.Context) error {
 	if err := c.recoverGit(out); err != nil {
 		return err
 	}
+	if err := c.recoverConfig(out); err != nil {
+		return err
+	}
 	if err := c.setAsidePlanted(out, "the turn"); err != nil {
 		return err
 	}

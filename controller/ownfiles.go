@@ -77,6 +77,20 @@ func (c *Controller) checkWorkspaceConfig(out *outcome, before harness.ConfigSna
 	return nil
 }
 
+// recoverConfig is checkWorkspaceConfig for a turn a crash interrupted:
+// .grub/config.toml is compared with the copy kept in the private folder
+// when the turn started, and put back.
+func (c *Controller) recoverConfig(out *outcome) error {
+	if c.store.Private == "" {
+		return nil
+	}
+	iteration, before, ok, err := c.store.LoadConfigCopy(c.st.ID)
+	if err != nil || !ok || iteration != c.st.CurrentIteration {
+		return err
+	}
+	return c.checkWorkspaceConfig(out, before)
+}
+
 // checkConfigAfterVerify checks .grub/config.toml again after the referee
 // ran init.sh and the verify command (programs the agent wrote): a change
 // then is the same illegal edit, and what the referee accepted is undone.

@@ -174,6 +174,13 @@ func (c *Controller) prepareTurn() (turnPlan, error) {
 	if err != nil {
 		return turnPlan{}, err
 	}
+	// Kept outside the workspace too, for a resume after a crash
+	// mid-turn (recoverConfig).
+	if c.store.Private != "" {
+		if err := c.store.SaveConfigCopy(st.ID, st.CurrentIteration, config); err != nil {
+			return turnPlan{}, err
+		}
+	}
 	// Keep the log's inode, so that a log the agent replaces by a link is
 	// put back with its content (checkRegularFiles).
 	if err := c.store.KeepProgressLog(st.ID); err != nil {

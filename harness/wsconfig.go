@@ -19,6 +19,9 @@ type ConfigSnapshot struct {
 	info fs.FileInfo // nil: there was no file
 	data []byte      // a regular file's content
 	link string      // a symbolic link's target
+	// kept marks a snapshot read back from the private folder
+	// (LoadConfigCopy): it has no inode to compare with.
+	kept bool
 }
 
 // SnapshotConfig records .grub/config.toml as it is now.
@@ -104,7 +107,7 @@ func configChange(before, now ConfigSnapshot) string {
 		return ""
 	case !bytes.Equal(before.data, now.data):
 		return "was changed"
-	case !os.SameFile(before.info, now.info):
+	case !before.kept && !os.SameFile(before.info, now.info):
 		return "was replaced by another file" // the same bytes, but a hard link could change them later
 	}
 	return ""
