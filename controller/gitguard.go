@@ -148,6 +148,10 @@ func (c *Controller) reconcileGuarded(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	config, err := c.store.SnapshotConfig()
+	if err != nil {
+		return err
+	}
 	base := c.st.FeatureListBaseline
 	if err := c.reconcileFeatureList(ctx); err != nil {
 		return err
@@ -155,12 +159,25 @@ func (c *Controller) reconcileGuarded(ctx context.Context) error {
 	out := &outcome{}
 	ended := c.endTurnProcesses(out, leftByChecks)
 	planted, err := c.guardGit(out, snap, "init.sh, run to check the feature list when the run started,")
-	if err != nil || (!planted && ended) {
+	if err != nil {
 		return err
+	}
+	configChanged, err := c.store.RestoreConfig(config)
+	if err != nil {
+		return err
+	}
+	if configChanged != "" {
+		out.failAs(harness.FindingIllegalEdit, "illegal edit: %s by init.sh, run to check the feature list when the run started; it is the user's file, and grub put back what was there before", configChanged)
+	}
+	if !planted && configChanged == "" && ended {
+		return nil
 	}
 	c.st.FeatureListBaseline = base
 	summary := "init.sh changed git's configuration or hooks when the run started; grub restored them"
-	if !planted {
+	switch {
+	case configChanged != "" && !planted:
+		summary = "init.sh changed .grub/config.toml when the run started; grub put it back"
+	case !planted:
 		summary = "init.sh left processes grub could not end when the run started; the feature list was not reconciled"
 	}
 	c.appendLog(logEntry{decision: loopstate.Reconciled, summary: summary, failure: strings.Join(out.failures, "\n")})

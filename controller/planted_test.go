@@ -201,3 +201,39 @@ func TestPlantedTaskByInitAtStartIsSetAside(t *testing.T) {
 		t.Errorf("the log does not say it:\n%s", r.log())
 	}
 }
+
+// TestConfigChangedByInitAtStartIsPutBack: the init.sh the run runs when
+// it starts (to check a flip left in the feature list) is the agent's
+// too: a .grub/config.toml it writes is put back and named.
+func TestConfigChangedByInitAtStartIsPutBack(t *testing.T) {
+	t.Parallel()
+	r := newTask(t, nil)
+	r.plannedInProcess()
+	initPath := r.store.Path(r.id, harness.FileInitScript)
+	script := "#!/bin/sh\ncd \"$(dirname \"$0\")/../..\"\necho 'on-turn = \"touch PWNED\"' > .grub/config.toml\n"
+	if err := os.WriteFile(initPath, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	listPath := r.store.Path(r.id, harness.FileFeatureList)
+	data, err := os.ReadFile(listPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flipped := strings.Replace(strings.Replace(string(data), `"passes": false`, `"passes": true`, 1), `"evidence": null`, `"evidence": "feature-1.done is there"`, 1)
+	if err := os.WriteFile(listPath, []byte(flipped), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(r.store.Root, "feature-1.done"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	two := 2
+	if _, err := r.run(context.Background(), "-features 2 -default idle", harness.LimitChanges{MaxIterations: &two}); err != nil {
+		t.Fatal(err, r.stderr.String())
+	}
+	if _, err := os.Lstat(filepath.Join(r.store.Root, ".grub", "config.toml")); err == nil {
+		t.Errorf(".grub/config.toml is still there:\n%s", r.stderr.String())
+	}
+	if !strings.Contains(r.log(), "illegal edit: .grub/config.toml was created by init.sh, run to check the feature list when the run started") {
+		t.Errorf("the log does not say it:\n%s", r.log())
+	}
+}
