@@ -129,8 +129,13 @@ type GitDirSnapshot struct {
 	// nested are the .git entries below the work tree's top when the copy
 	// was taken (absolute paths).
 	nested map[string]bool
-	now    func() time.Time
-	reads  int // files the last reading read (tests)
+	// moduleHomes are the modules/ folders of the repository and of each
+	// nested one, modules the submodule git directories in them, when the
+	// copy was taken (guard_modules.go).
+	moduleHomes []string
+	modules     map[string]bool
+	now         func() time.Time
+	reads       int // files the last reading read (tests)
 }
 
 // GuardGitDir copies the parts of the repository's git directory that can
@@ -149,6 +154,10 @@ func (r *Repo) GuardGitDir() (*GitDirSnapshot, error) {
 	s := &GitDirSnapshot{workTree: r.root, roots: roots, entries: map[string]guardEntry{}, nested: map[string]bool{}, now: r.guard.clock()}
 	for _, n := range nested {
 		s.nested[n] = true
+	}
+	s.moduleHomes, s.modules = moduleHomes(r.root, nested), map[string]bool{}
+	for _, m := range moduleDirs(s.moduleHomes) {
+		s.modules[m] = true
 	}
 	r.guard.declare(declaredSubmodules(r.root))
 	rd := &guardRead{budget: &guardBudget{bytes: maxGuardBytes, entries: maxGuardEntries}, prev: r.guard.previous(), now: s.now}
@@ -180,6 +189,9 @@ func (s *GitDirSnapshot) Check() ([]string, error) {
 	}
 	for _, n := range added {
 		changes = append(changes, fmt.Sprintf("%s was created: a repository nested in the work tree, whose hooks and config git would run; it is removed", s.label(n)))
+	}
+	for _, m := range s.addedModules() {
+		changes = append(changes, fmt.Sprintf("%s was created: a submodule's git directory, whose hooks and config git would run when the submodule is checked out; it is removed", s.label(m)))
 	}
 	return changes, nil
 }
@@ -215,6 +227,11 @@ func (s *GitDirSnapshot) Restore() error {
 	for _, n := range added {
 		if err := removePlanted(n); err != nil {
 			return fmt.Errorf("remove the nested repository %s: %w", s.label(n), err)
+		}
+	}
+	for _, m := range s.addedModules() {
+		if err := removePlanted(m); err != nil {
+			return fmt.Errorf("remove the submodule git directory %s: %w", s.label(m), err)
 		}
 	}
 	return nil

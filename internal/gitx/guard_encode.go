@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 )
@@ -29,6 +30,10 @@ type encodedCopy struct {
 	// Nested are the .git entries below the work tree's top when the
 	// copy was taken: one the turn adds is a repository it created.
 	Nested []string `json:"nested,omitempty"`
+	// ModuleHomes are the modules/ folders searched, Modules the
+	// submodule git directories in them: one the turn adds is a change.
+	ModuleHomes []string `json:"moduleHomes,omitempty"`
+	Modules     []string `json:"modules,omitempty"`
 }
 
 type encodedRoot struct {
@@ -67,6 +72,11 @@ func (s *GitDirSnapshot) Encode() ([]byte, error) {
 		out.Nested = append(out.Nested, n)
 	}
 	sort.Strings(out.Nested)
+	out.ModuleHomes = s.moduleHomes
+	for m := range s.modules {
+		out.Modules = append(out.Modules, m)
+	}
+	sort.Strings(out.Modules)
 	paths := make([]string, 0, len(s.entries))
 	for p := range s.entries {
 		paths = append(paths, p)
@@ -103,6 +113,16 @@ func DecodeGitDirSnapshot(data []byte) (*GitDirSnapshot, error) {
 			return nil, fmt.Errorf("the git guard's copy: bad nested repository %q", n)
 		}
 		s.nested[n] = true
+	}
+	s.modules = map[string]bool{}
+	for _, m := range append(slices.Clone(in.ModuleHomes), in.Modules...) {
+		if !filepath.IsAbs(m) || filepath.Clean(m) != m {
+			return nil, fmt.Errorf("the git guard's copy: bad submodule git directory %q", m)
+		}
+	}
+	s.moduleHomes = in.ModuleHomes
+	for _, m := range in.Modules {
+		s.modules[m] = true
 	}
 	for _, r := range in.Roots {
 		kind, ok := lookupKind(rootKindNames, r.Kind)

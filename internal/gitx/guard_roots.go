@@ -57,7 +57,7 @@ func guardRoots(root string) ([]guardRoot, error) {
 		configs = append(configs, guardRoot{path: filepath.Join(wt, "config.worktree"), kind: rootConfig, base: commonDir})
 	}
 	var modules []string
-	moduleGitDirs(filepath.Join(commonDir, "modules"), 0, &modules)
+	moduleGitDirs(filepath.Join(commonDir, "modules"), 0, maxModules, &modules)
 	for _, m := range modules {
 		roots = append(roots, guardRoot{path: filepath.Join(m, "commondir"), kind: rootFile, base: commonDir})
 		roots = append(roots, gitDirRoots(m, commonDir)...)
@@ -111,20 +111,21 @@ const maxModules = 100
 // moduleGitDirs adds to out the git directories under dir, a modules/
 // folder: a submodule's name may hold slashes, so any folder holding a
 // HEAD file is one, and its own modules/ folder is searched in turn.
-func moduleGitDirs(dir string, depth int, out *[]string) {
+// At most limit are listed (limit < 0: no bound).
+func moduleGitDirs(dir string, depth, limit int, out *[]string) {
 	if depth > maxIncludeDepth {
 		return
 	}
 	for _, sub := range subDirs(dir) {
-		if len(*out) >= maxModules {
+		if limit >= 0 && len(*out) >= limit {
 			return
 		}
 		if fi, err := os.Lstat(filepath.Join(sub, "HEAD")); err == nil && fi.Mode().IsRegular() {
 			*out = append(*out, sub)
-			moduleGitDirs(filepath.Join(sub, "modules"), depth+1, out)
+			moduleGitDirs(filepath.Join(sub, "modules"), depth+1, limit, out)
 			continue
 		}
-		moduleGitDirs(sub, depth+1, out)
+		moduleGitDirs(sub, depth+1, limit, out)
 	}
 }
 
