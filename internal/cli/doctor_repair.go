@@ -372,7 +372,7 @@ func (r *repairer) repairCommit(st *harness.State) error {
 		r.say("cannot commit: %v", err)
 		return nil
 	}
-	c, err := onlyGrubTasks(repo, r.store, r.id).CommitTurn(context.Background(), gitx.Turn{TaskID: r.id, Iteration: done, Status: string(st.Status),
+	c, err := onlyGrubTasks(repo, r.id).CommitTurn(context.Background(), gitx.Turn{TaskID: r.id, Iteration: done, Status: string(st.Status),
 		Summary: fmt.Sprintf("recovery commit by grub doctor --repair: turn %d had no commit", done), When: r.opts.Now()})
 	if err != nil {
 		return fmt.Errorf("recovery commit of turn %d: %w", done, err)

@@ -26,7 +26,7 @@ func (g gitCommitter) Commit(ctx context.Context, c controller.Commit) (controll
 	if err := g.store.EnsureGitignore(); err != nil {
 		return controller.CommitReport{MaxSize: gitx.MaxFileSize}, err
 	}
-	done, err := onlyGrubTasks(g.repo, g.store, c.TaskID).CommitTurn(ctx, gitx.Turn{TaskID: c.TaskID, Iteration: c.Iteration, Feature: c.Feature, Summary: c.Summary, Status: c.Status,
+	done, err := onlyGrubTasks(g.repo, c.TaskID).CommitTurn(ctx, gitx.Turn{TaskID: c.TaskID, Iteration: c.Iteration, Feature: c.Feature, Summary: c.Summary, Status: c.Status,
 		Verified: c.Verified, CostUSD: c.Usage.CostUSD, CostReported: c.Usage.CostReported})
 	rep := controller.CommitReport{Hash: done.Hash, MaxSize: gitx.MaxFileSize}
 	for _, f := range done.LeftOut {
@@ -70,11 +70,12 @@ func harnessFiles(tasks func(string) bool) gitx.HarnessFiles {
 }
 
 // onlyGrubTasks is repo for a commit of task id's turn that takes, of
-// .grub, the files of id and of the other tasks grub made here
-// (harness.Store.Registered) only: never a task folder a turn planted,
-// even one the referee did not set aside.
-func onlyGrubTasks(repo *gitx.Repo, store *harness.Store, id string) *gitx.Repo {
-	return repo.WithHarness(harnessFiles(func(name string) bool { return name == id || store.Registered(name) }))
+// .grub, the files of id only: never a task folder a turn planted, even
+// one the referee did not set aside, nor another task's files a turn
+// rewrote (their committed versions stay as they are; each task's own
+// commits carry its files).
+func onlyGrubTasks(repo *gitx.Repo, id string) *gitx.Repo {
+	return repo.WithHarness(harnessFiles(func(name string) bool { return name == id }))
 }
 
 // checkFilters refuses to commit in a repository whose gitattributes name
