@@ -270,7 +270,7 @@ func printStatus(w io.Writer, v *taskView, now time.Time) error {
 		}
 		fw.field("features", line)
 	}
-	fw.field("regression sweep", sweepLine(st.Limits.RegressionChecks))
+	fw.field("rechecks", sweepLine(st.Limits.RegressionChecks))
 
 	printUsage(fw, st)
 	fw.field("sandbox", v.Sandbox.line())
