@@ -54,7 +54,7 @@ const CheckRecheck = "recheck"
 // LedgerCheck is one check grub ran to verify a turn: init.sh or a
 // feature's verify command.
 type LedgerCheck struct {
-	Name     string `json:"name"` // "init.sh", "verify" or CheckRecheck
+	Name     string `json:"name"`              // "init.sh", "verify" or CheckRecheck
 	Feature  string `json:"feature,omitempty"` // the feature a verify command or recheck is of
 	Command  string `json:"command,omitempty"`
 	Result   string `json:"result"` // CheckPassed, CheckFailed or CheckTimedOut
