@@ -5,9 +5,10 @@
 #   1. grub status --json on 2,000 features and a 50 MB progress log,
 #      against jq counting the passing features of the same list
 #   2. grub's work per turn (BenchmarkTurn: referee, init.sh and verify,
-#      record, commit; the in-process fake agent's time left out) at 10 and
-#      2,000 features, against a shell loop running the same init.sh,
-#      verify command and git add -A && git commit
+#      the regression sweep's three rechecks, record, commit; the
+#      in-process fake agent's time left out) at 10 and 2,000 features,
+#      against a shell loop running the same init.sh, the same four checks
+#      and git add -A && git commit
 #   3. the execution prompt's size at 2,000 features against 10
 #   4. grub's peak memory (VmHWM) over a run of 2,000 features and over a
 #      turn whose agent prints 80 MB
@@ -113,6 +114,8 @@ loop1() {
 		s=$(now)
 		bash "$d/.grub/$lid/init.sh" >/dev/null
 		(cd "$d" && sh -c "test -f $f.done")
+		# the regression sweep's default: three more passing features' checks
+		for k in 1 2 3; do (cd "$d" && sh -c "test -f feature-$k.done"); done
 		gitc "$d" add -A
 		gitc "$d" commit -qm "turn $i"
 		e=$(now)
