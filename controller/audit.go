@@ -97,12 +97,10 @@ func (c *Controller) settleRechecks(out *outcome, feats []featurelist.Feature, c
 	since := make(map[string]int) // when a failed feature's check last passed
 	for i, chk := range chks {
 		if !chk.Passed {
+			failed = append(failed, i)
 			since[feats[i].ID] = st.LastChecked[feats[i].ID]
 		}
 		c.noteChecked(feats[i].ID)
-		if !chk.Passed {
-			failed = append(failed, i)
-		}
 		if all || !chk.Passed {
 			lc := harness.NewLedgerCheck(harness.CheckRecheck, chk)
 			lc.Feature = feats[i].ID
@@ -128,7 +126,7 @@ func (c *Controller) settleRechecks(out *outcome, feats []featurelist.Feature, c
 		evidence := fmt.Sprintf("grub: its verify command failed again in turn %d (%s); set back to passes false", st.CurrentIteration, what)
 		f := list.Find(id)
 		f.Passes, f.Evidence = false, &evidence
-		out.failAs(harness.FindingRegression, "regression found in turn %d by %s: feature `%s` passed (%s), but on the tree this turn left its %s; grub set it back to passes: false. Restore what it needs without breaking the feature you worked on",
+		out.failAs(harness.FindingRegression, "regression found in turn %d by %s: feature `%s` passed (%s), but on the tree this turn left, its %s; grub set it back to passes: false. Restore what it needs without breaking the feature you worked on",
 			st.CurrentIteration, what, id, when, describeCheck("verify command", chks[i]))
 	}
 	st.FeatureListBaseline = &list
