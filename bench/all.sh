@@ -5,12 +5,17 @@
 #   1. grub status --json on 2,000 features and a 50 MB progress log,
 #      against jq counting the passing features of the same list
 #   2. grub's work per turn (BenchmarkTurn: referee, init.sh and verify,
-#      record, commit; the in-process fake agent's time left out) at 10 and
-#      2,000 features, against a shell loop running the same init.sh,
-#      verify command and git add -A && git commit
+#      the regression sweep's three rechecks, record, commit; the
+#      in-process fake agent's time left out) at 10 and 2,000 features,
+#      against a shell loop running the same init.sh, the same four checks
+#      and git add -A && git commit
 #   3. the execution prompt's size at 2,000 features against 10
 #   4. grub's peak memory (VmHWM) over a run of 2,000 features and over a
 #      turn whose agent prints 80 MB
+#   5. the completion audit of 2,000 features whose checks are `true`
+#      (BenchmarkCompletionAudit: init.sh, then the checks several at
+#      once), against a shell loop running the same init.sh and checks one
+#      after another
 #
 # The machine is shared: every time is the best of RUNS runs (default 7).
 #   bench/all.sh            TURNS=20 TRIES=5 RUNS=7 bench/all.sh
@@ -109,6 +114,8 @@ loop1() {
 		s=$(now)
 		bash "$d/.grub/$lid/init.sh" >/dev/null
 		(cd "$d" && sh -c "test -f $f.done")
+		# the regression sweep's default: three more passing features' checks
+		for k in 1 2 3; do (cd "$d" && sh -c "test -f feature-$k.done"); done
 		gitc "$d" add -A
 		gitc "$d" commit -qm "turn $i"
 		e=$(now)
@@ -140,6 +147,26 @@ bid=$("$tmp/mkfixture" -features 10 -agent "$tmp/loud.sh" "$big")
 repo "$big"
 loud_mb=$(cd "$big" && peak "$grub" resume "$bid" --max-iter 7)
 
+# 5. the completion audit against a shell loop (best of AUDIT_RUNS, default 3).
+AUDIT_RUNS=${AUDIT_RUNS:-3}
+go test -c -o "$tmp/controller.test" ./controller
+audit_ms= audit_loop_ms=
+aw=$tmp/audit
+mkdir -p "$aw"
+printf '#!/usr/bin/env bash\necho smoke check\n' >"$aw/init.sh"
+audit_loop() { # the same checks, one after another, as a shell runs them
+	cd "$aw" && bash init.sh >/dev/null && i=0
+	while [ "$i" -lt 2000 ]; do sh -c true; i=$((i + 1)); done
+}
+for _ in $(seq "$AUDIT_RUNS"); do
+	o=$(cd controller && "$tmp/controller.test" -test.run '^$' -test.bench '^BenchmarkCompletionAudit$' -test.benchtime 1x)
+	printf '%s\n' "$o" | grep '^BenchmarkCompletionAudit' >&2 || true
+	g=$(printf '%s\n' "$o" | awk '/^BenchmarkCompletionAudit/ { for (i = 3; i < NF; i++) if ($(i + 1) == "audit-ms") print $i }')
+	s=$(now); (audit_loop); e=$(now)
+	audit_ms=$(least "$audit_ms" "$g")
+	audit_loop_ms=$(least "$audit_loop_ms" "$(awk -v us="$(( (e - s) / 1000 ))" 'BEGIN { printf "%.1f", us / 1000 }')")
+done
+
 printf '| measure | grub | reference | ratio | goal |\n|---|---|---|---|---|\n'
 printf '| status --json, 2,000 features, 50 MB log (ms) | %s | jq: %s | %s | ≤ 2× |\n' "$status_ms" "$jq_ms" "$status_ratio"
 printf '| grub work per turn, 10 features (ms) | %s | shell loop: %s | %s | ≤ 1.5× |\n' "$g10" "$l10" "$(ratio "$g10" "$l10")"
@@ -147,3 +174,4 @@ printf '| grub work per turn, 2,000 features (ms) | %s | shell loop: %s | %s | �
 printf '| execution prompt, 2,000 vs 10 features (bytes) | %s | %s | %s | ≤ 1.1× |\n' "$p2k" "$p10" "$(ratio "$p2k" "$p10")"
 printf '| peak memory, 2,000-feature run of 3 turns (MB) | %s | | | < 100 |\n' "$run_mb"
 printf '| peak memory, a turn whose agent prints 80 MB (MB) | %s | | | < 100 |\n' "$loud_mb"
+printf '| completion audit, 2,000 features checked by `true` (ms) | %s | shell loop: %s | %s | ≤ 0.7× |\n' "$audit_ms" "$audit_loop_ms" "$(ratio "$audit_ms" "$audit_loop_ms")"

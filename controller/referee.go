@@ -107,28 +107,24 @@ func (c *Controller) refereeExecution(ctx context.Context, out *outcome, decided
 		return c.restoreIfChanged()
 	}
 	change, list, err := c.checkListEdit(ctx, out)
-	if err != nil || list == nil {
+	if err != nil {
 		return err
+	}
+	if list == nil { // restored: the features that passed are still swept
+		return c.sweepUnlessCancelled(ctx, out)
 	}
 	st.FeatureListBaseline = list
 	if len(change.Flipped) == 1 {
 		out.flipped = change.Flipped[0]
+		c.noteChecked(out.flipped)
 	}
 	if list.Passing() == len(list.Features) {
-		if out.verification == "" {
-			chk, err := c.runInit(ctx)
-			if err != nil {
-				return c.cancelledBy(ctx, out, err)
-			}
-			out.checked("init.sh", chk)
-		}
-		if st.LastInit != nil && st.LastInit.Passed {
-			out.complete = true
-			return nil
-		}
-		out.failAs(harness.FindingVerification, "every feature passes but %s", describeCheck("init.sh", *st.LastInit))
-		return nil
+		return c.completionGate(ctx, out)
 	}
+	if err := c.sweep(ctx, out); err != nil {
+		return err
+	}
+	list = st.FeatureListBaseline // the sweep may have flipped features back
 	if out.decision.Status == loopstate.Complete {
 		next := list.FirstPending()
 		st.Pending.CompletionRejected = fmt.Sprintf("you reported complete, but %d of %d features do not pass yet; the first pending one is %s",

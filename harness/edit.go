@@ -123,6 +123,7 @@ func LimitChangeLines(old, new Limits) []string {
 	add("max blocked", fmt.Sprint(old.MaxBlocked), fmt.Sprint(new.MaxBlocked))
 	add("turn timeout", FormatSeconds(old.TurnTimeoutSeconds), FormatSeconds(new.TurnTimeoutSeconds))
 	add("init timeout", FormatSeconds(old.InitTimeoutSeconds), FormatSeconds(new.InitTimeoutSeconds))
+	add("regression checks", fmt.Sprint(old.RegressionChecks), fmt.Sprint(new.RegressionChecks))
 	return lines
 }
 

@@ -30,6 +30,7 @@ const (
 	FindingNoDecision         FindingKind = "no_decision"         // no valid loop-state block
 	FindingTimeout            FindingKind = "timeout"             // the turn ran out of time
 	FindingAgentError         FindingKind = "agent_error"         // the agent failed
+	FindingRegression         FindingKind = "regression"          // a passing feature's check failed again; grub flipped it back
 	FindingOther              FindingKind = "other"
 )
 
@@ -46,10 +47,15 @@ const (
 	CheckTimedOut = "timed_out"
 )
 
+// CheckRecheck names, in the ledger, a passing feature's verify command
+// run again by the regression sweep or the completion audit.
+const CheckRecheck = "recheck"
+
 // LedgerCheck is one check grub ran to verify a turn: init.sh or a
 // feature's verify command.
 type LedgerCheck struct {
-	Name     string `json:"name"` // "init.sh" or "verify"
+	Name     string `json:"name"`              // "init.sh", "verify" or CheckRecheck
+	Feature  string `json:"feature,omitempty"` // the feature a verify command or recheck is of
 	Command  string `json:"command,omitempty"`
 	Result   string `json:"result"` // CheckPassed, CheckFailed or CheckTimedOut
 	ExitCode int    `json:"exitCode"`

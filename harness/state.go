@@ -91,6 +91,11 @@ type State struct {
 	StopReason   string        `json:"stopReason,omitempty"`
 	LastInit     *Check        `json:"lastInit"`
 	Pending      Pending       `json:"pending"`
+	// LastChecked is, for each feature grub has run the check of (a
+	// verified flip, the regression sweep, the completion audit), the
+	// iteration of its last run: the sweep takes the least recently
+	// checked first. Absent in files written before it (none checked).
+	LastChecked map[string]int `json:"lastChecked,omitempty"`
 }
 
 // Limits are the budgets and caps of a task. Durations are whole seconds.
@@ -108,7 +113,16 @@ type Limits struct {
 	// CostBudgetUSD is what the task may spend, in US dollars, as the
 	// backend reports it (0 = no budget; absent in older files).
 	CostBudgetUSD float64 `json:"costBudgetUSD,omitempty"`
+	// RegressionChecks is how many passing features' checks grub runs
+	// again after each execution turn, least recently checked first (0:
+	// none). A state file written before it has none: it loads as
+	// DefaultRegressionChecks (see decodeState).
+	RegressionChecks int `json:"regressionChecks"`
 }
+
+// DefaultRegressionChecks is the regression sweep's size unless
+// --regression-checks sets it.
+const DefaultRegressionChecks = 3
 
 // DefaultLimits are the limits a new task gets unless its flags change them.
 func DefaultLimits() Limits {
@@ -121,6 +135,7 @@ func DefaultLimits() Limits {
 		MaxFeatures:            40,
 		TurnTimeoutSeconds:     30 * 60,
 		InitTimeoutSeconds:     5 * 60,
+		RegressionChecks:       DefaultRegressionChecks,
 	}
 }
 
@@ -136,13 +151,15 @@ type LimitChanges struct {
 	TurnTimeoutSeconds     *int64   `json:"turnTimeoutSeconds,omitempty"`
 	InitTimeoutSeconds     *int64   `json:"initTimeoutSeconds,omitempty"`
 	CostBudgetUSD          *float64 `json:"costBudgetUSD,omitempty"`
+	RegressionChecks       *int     `json:"regressionChecks,omitempty"`
 }
 
 // Empty reports whether c changes nothing.
 func (c LimitChanges) Empty() bool {
 	return c.MaxIterations == nil && c.MaxConsecutiveFailures == nil && c.MaxInitializerFailures == nil &&
 		c.MaxBlocked == nil && c.TokenBudget == nil && c.TimeBudgetSeconds == nil &&
-		c.TurnTimeoutSeconds == nil && c.InitTimeoutSeconds == nil && c.CostBudgetUSD == nil
+		c.TurnTimeoutSeconds == nil && c.InitTimeoutSeconds == nil && c.CostBudgetUSD == nil &&
+		c.RegressionChecks == nil
 }
 
 // Apply writes the changes into l.
@@ -173,6 +190,9 @@ func (c LimitChanges) Apply(l *Limits) {
 	}
 	if c.CostBudgetUSD != nil {
 		l.CostBudgetUSD = *c.CostBudgetUSD
+	}
+	if c.RegressionChecks != nil {
+		l.RegressionChecks = *c.RegressionChecks
 	}
 }
 

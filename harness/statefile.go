@@ -114,6 +114,9 @@ func (s *Store) decodeState(id string, data []byte) (*State, error) {
 	// check (one in another case, one it does not know) is refused, not
 	// read into State by encoding/json's case-insensitive matching.
 	var st State
+	// A file written before the regression sweep has no
+	// limits.regressionChecks: its task gets the default sweep.
+	st.Limits.RegressionChecks = DefaultRegressionChecks
 	if err := schemas.DecodeInto(schemas.State, rel, data, &st); err != nil {
 		return nil, err
 	}

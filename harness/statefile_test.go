@@ -44,7 +44,7 @@ func TestDecodeStateStrict(t *testing.T) {
 	}{
 		{"baseline in another case", add(`"FeatureListBaseline":` + list), `state.json at /FeatureListBaseline: unknown key "FeatureListBaseline"; keys are case-sensitive: write "featureListBaseline"`},
 		{"status in another case", add(`"STATUS":"complete"`), `at /status: key "STATUS" and key "status" differ only in case`},
-		{"status twice", append(bytes.TrimSuffix(good, []byte("}")), `,"status":"complete"}`...), `at /status: key "status" appears twice`},
+		{"status twice", append(bytes.TrimSuffix(bytes.Clone(good), []byte("}")), `,"status":"complete"}`...), `at /status: key "status" appears twice`},
 		{"id in another case alone", bytes.Replace(good, []byte(`"id":`), []byte(`"iD":`), 1), `missing properties: 'id'`},
 		{"a nested key in another case", bytes.Replace(good, []byte(`"kind":`), []byte(`"kind":"openai","Kind":`), 1), `at /agent/Kind: key "kind" and key "Kind" differ only in case`},
 		{"an unknown key", add(`"bogus":1`), `state.json at /bogus: unknown key "bogus"`},

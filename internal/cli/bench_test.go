@@ -51,12 +51,13 @@ func benchStatusJSON(b *testing.B, features int, logBytes int64) {
 }
 
 // BenchmarkTurn is grub's own work per execution turn, everything but the
-// agent (the referee, init.sh and the verify command, the record, the
-// commit), with the in-process fake agent doing honest work and the cli's
-// committer on a real git repository. ns/op is the whole turn; grub-ms/turn
-// leaves the agent's time out; prompt-B is the size of the last turn's
-// prompt. bench/turn.sh runs a shell loop doing the same init.sh, verify
-// and git commit work.
+// agent (the referee, init.sh, the verify command and the regression
+// sweep's three rechecks at its default, the record, the commit), with
+// the in-process fake agent doing honest work and the cli's committer on a
+// real git repository. ns/op is the whole turn; grub-ms/turn leaves the
+// agent's time out; prompt-B is the size of the last turn's prompt.
+// bench/all.sh runs a shell loop doing the same init.sh, four checks and
+// git commit work.
 func BenchmarkTurn(b *testing.B) {
 	for _, n := range []int{10, 2000} {
 		b.Run(fmt.Sprintf("features=%d", n), func(b *testing.B) { benchTurns(b, n) })

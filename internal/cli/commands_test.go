@@ -166,6 +166,7 @@ status       paused
 phase        execution
 iteration    7 of 25
 features     2/3 passing, next: session-cookie
+rechecks     3 other passing feature(s) checked again each turn, least recently checked first
 tokens       1,234,567 of 2,000,000 (61%)
 time         1h12m of 3h (40%)
 sandbox      off (--sandbox), passing GH_TOKEN

@@ -139,6 +139,9 @@ func TestEditFlags(t *testing.T) {
 		{name: "negative time budget", args: []string{"--time-budget", "-5m"}, wantUsage: true},
 		{name: "sub-second time budget", args: []string{"--time-budget", "90.5s"}, wantUsage: true},
 		{name: "three arguments", args: []string{"a", "b", "c"}, wantUsage: true},
+		{name: "sweep off", args: []string{"--regression-checks", "0"}, wantArgs: []string{},
+			wantLimits: harness.LimitChanges{RegressionChecks: ptr(0)}},
+		{name: "negative sweep", args: []string{"--regression-checks", "-1"}, wantUsage: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

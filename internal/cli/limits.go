@@ -19,6 +19,7 @@ type limitFlags struct {
 
 	maxIter, maxFail, maxInitFail, maxBlocked int
 	minFeatures, maxFeatures                  int // start only
+	regressionChecks                          int
 	tokenBudget                               int64
 	costBudget                                float64 // US dollars
 	timeBudget, turnTimeout, initTimeout      time.Duration
@@ -36,6 +37,7 @@ func (l *limitFlags) register(cmd *cobra.Command) {
 		fl.DurationVar(&l.timeBudget, "time-budget", 0, "set the time budget, e.g. 45m or 2h (0 = none)")
 		fl.DurationVar(&l.turnTimeout, "turn-timeout", 0, "set the longest one agent turn may run, e.g. 45m")
 		fl.DurationVar(&l.initTimeout, "init-timeout", 0, "set the longest init.sh or a verify command may run, e.g. 10m")
+		fl.IntVar(&l.regressionChecks, "regression-checks", 0, "set how many other passing features' checks grub runs again each execution turn (0 = none)")
 		return
 	}
 	d := harness.DefaultLimits()
@@ -50,6 +52,7 @@ func (l *limitFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&l.maxFeatures, "max-features", d.MaxFeatures, "the most features the initializer may plan")
 	fl.DurationVar(&l.turnTimeout, "turn-timeout", time.Duration(d.TurnTimeoutSeconds)*time.Second, "the longest one agent turn may run before its process group is killed")
 	fl.DurationVar(&l.initTimeout, "init-timeout", time.Duration(d.InitTimeoutSeconds)*time.Second, "the longest init.sh or a verify command may run")
+	fl.IntVar(&l.regressionChecks, "regression-checks", d.RegressionChecks, "other passing features whose checks grub runs again each execution turn, least recently checked first (0 = none)")
 }
 
 // countFlag is a limit flag that takes a count of at least 1.
@@ -115,6 +118,12 @@ func (l *limitFlags) changes(cmd *cobra.Command) (harness.LimitChanges, error) {
 			return c, usageErrorf("--cost-budget %v: give US dollars, e.g. 5 or 12.50; 0 means none", l.costBudget)
 		}
 		c.CostBudgetUSD = &l.costBudget
+	}
+	if given("regression-checks") {
+		if l.regressionChecks < 0 {
+			return c, usageErrorf("--regression-checks %d: give a count of 0 or more (0 turns the sweep off)", l.regressionChecks)
+		}
+		c.RegressionChecks = &l.regressionChecks
 	}
 	if given("time-budget") {
 		secs, err := wholeSeconds(l.timeBudget)

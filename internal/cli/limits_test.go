@@ -13,6 +13,7 @@ func TestStartLimitFlags(t *testing.T) {
 	custom := harness.DefaultLimits()
 	custom.MaxIterations, custom.MinFeatures, custom.MaxFeatures = 40, 2, 3
 	custom.TokenBudget, custom.TimeBudgetSeconds, custom.TurnTimeoutSeconds = 2000000, 3*3600, 90
+	custom.RegressionChecks = 7
 	tests := []struct {
 		args    []string
 		want    harness.Limits
@@ -20,7 +21,9 @@ func TestStartLimitFlags(t *testing.T) {
 	}{
 		{args: nil, want: harness.DefaultLimits()},
 		{args: []string{"--max-iter", "40", "--min-features", "2", "--max-features", "3", "--token-budget", "2000000",
-			"--time-budget", "3h", "--turn-timeout", "90s"}, want: custom},
+			"--time-budget", "3h", "--turn-timeout", "90s", "--regression-checks", "7"}, want: custom},
+		{args: []string{"--regression-checks", "0"}, want: func() harness.Limits { l := harness.DefaultLimits(); l.RegressionChecks = 0; return l }()},
+		{args: []string{"--regression-checks", "-2"}, wantErr: "--regression-checks -2: give a count of 0 or more (0 turns the sweep off)"},
 		{args: []string{"--max-iter", "0"}, wantErr: "--max-iter 0: must be at least 1"},
 		{args: []string{"--token-budget", "-1", "--max-features", "0"}, wantErr: "--max-features 0: must be at least 1"},
 		{args: []string{"--min-features", "9", "--max-features", "3"}, wantErr: "--min-features 9 is above --max-features 3"},

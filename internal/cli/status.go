@@ -270,6 +270,7 @@ func printStatus(w io.Writer, v *taskView, now time.Time) error {
 		}
 		fw.field("features", line)
 	}
+	fw.field("rechecks", sweepLine(st.Limits.RegressionChecks))
 
 	printUsage(fw, st)
 	fw.field("sandbox", v.Sandbox.line())
@@ -400,4 +401,13 @@ func turnRecordLine(l *harness.TurnRecord) string {
 		parts = append(parts, "caught: "+strings.ReplaceAll(string(f.Kind), "_", " "))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// sweepLine says how many passing features' checks grub runs again each
+// execution turn (--regression-checks).
+func sweepLine(n int) string {
+	if n == 0 {
+		return "off (--regression-checks 0); the completion audit still runs every check"
+	}
+	return fmt.Sprintf("%d other passing feature(s) checked again each turn, least recently checked first", n)
 }

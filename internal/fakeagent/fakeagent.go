@@ -35,6 +35,10 @@ import (
 //	two-flips         flip the first two pending features (creating both files)
 //	flip-no-evidence  flip the first pending feature with empty evidence
 //	verify-fail       flip the first pending feature without creating its file
+//	break-earlier     do honest work, and delete the file of the first passing feature
+//	                  (its verify command fails from then on; the list is not touched)
+//	break-earlier     do honest work, and delete the .done file of the first feature that
+//	                  passes already (a silent regression; the list is not touched)
 //	no-loop-state     do honest work but end without a <loop-state> block
 //	bad-loop-state    end with a malformed block
 //	write-state       do honest work and overwrite state.json
@@ -394,9 +398,26 @@ func (a *fake) work(l *featurelist.List, next *featurelist.Feature, behaviour st
 	case "flip-no-evidence":
 		evidence = ""
 	}
+	if behaviour == "break-earlier" {
+		if done := firstPassing(l); done != "" {
+			if err := os.Remove(filepath.Join(a.workspace, done+".done")); err != nil {
+				return err
+			}
+		}
+	}
 	if behaviour != "verify-fail" {
 		if err := os.WriteFile(filepath.Join(a.workspace, next.ID+".done"), []byte("done\n"), 0o644); err != nil {
 			return err
+		}
+	}
+	if behaviour == "break-earlier" {
+		for _, f := range l.Features {
+			if f.Passes && f.ID != next.ID {
+				if err := os.Remove(filepath.Join(a.workspace, f.ID+".done")); err != nil && !errors.Is(err, os.ErrNotExist) {
+					return err
+				}
+				break
+			}
 		}
 	}
 	next.Passes, next.Evidence = true, &evidence
@@ -431,6 +452,16 @@ func (a *fake) report(l *featurelist.List, next *featurelist.Feature, behaviour 
 		status, nextStep = "complete", ""
 	}
 	a.say(status, "implemented "+next.ID, nextStep, next.ID)
+}
+
+// firstPassing is the id of the first feature of l that passes, or "".
+func firstPassing(l *featurelist.List) string {
+	for _, f := range l.Features {
+		if f.Passes {
+			return f.ID
+		}
+	}
+	return ""
 }
 
 func (a *fake) readList() (*featurelist.List, error) {

@@ -98,6 +98,8 @@ func kindText(kind string) string {
 		return "turn timed out"
 	case "agent_error":
 		return "agent failed"
+	case "regression":
+		return "regression flipped back"
 	}
 	return "failure"
 }

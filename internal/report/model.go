@@ -150,7 +150,7 @@ type Finding struct {
 var kindOrder = []harness.FindingKind{
 	harness.FindingCompletionRejected, harness.FindingIllegalEdit, harness.FindingTampering,
 	harness.FindingVerification, harness.FindingPlanRejected, harness.FindingNoDecision,
-	harness.FindingTimeout, harness.FindingAgentError, harness.FindingOther,
+	harness.FindingTimeout, harness.FindingAgentError, harness.FindingRegression, harness.FindingOther,
 }
 
 // Build makes the report of in.
