@@ -116,12 +116,18 @@ func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
 	if err := c.checkWorkspaceConfig(out, plan.config); err != nil {
 		return nil, err
 	}
+	if _, err := c.checkRecord(out, "during the turn", c.st.FeatureListBaseline, plan.initScript); err != nil {
+		return nil, err
+	}
 
 	base, phase := c.st.FeatureListBaseline, c.st.Phase
 	if err := c.refereeGuarded(ctx, out, res.FinalMessage, agentFailed, plan.git, res.OutputCut); err != nil {
 		return nil, err
 	}
 	if err := c.checkConfigAfterVerify(out, plan.config, base, phase); err != nil {
+		return nil, err
+	}
+	if err := c.checkRecordAfterVerify(out, base, phase, plan.initScript); err != nil {
 		return nil, err
 	}
 	if err := c.setAsidePlanted(out, "the turn"); err != nil {
@@ -177,6 +183,11 @@ func (c *Controller) prepareTurn() (turnPlan, error) {
 	// Keep the log's inode, so that a log the agent replaces by a link is
 	// put back with its content (checkRegularFiles).
 	if err := c.store.KeepProgressLog(st.ID); err != nil {
+		return turnPlan{}, err
+	}
+	// Keep the record grub wrote, so that a turn that rewrites it is
+	// caught and put back (checkRecord).
+	if err := c.keepRecord(); err != nil {
 		return turnPlan{}, err
 	}
 	// Note the task folders there are, so that one the turn makes is set
