@@ -421,6 +421,14 @@ func (s *Store) restoreRecord(st *State, dir, name string, kf *keptFile) error {
 	if name == FileChecklist {
 		return s.WriteChecklist(st.ID, st.Goal, st.FeatureListBaseline)
 	}
+	if kf.Size == 0 {
+		// grub had written nothing there yet (a ledger before the
+		// first record): what the turn made is removed.
+		if err := os.RemoveAll(s.Path(st.ID, name)); err != nil {
+			return fmt.Errorf("remove %s: %w", s.Rel(s.Path(st.ID, name)), err)
+		}
+		return nil
+	}
 	data, err := os.ReadFile(filepath.Join(dir, copyName(name)))
 	if err != nil {
 		return fmt.Errorf("restore %s: grub's copy: %w", name, err)
