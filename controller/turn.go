@@ -72,6 +72,8 @@ type turnPlan struct {
 	// config is the workspace's .grub/config.toml before the turn: the
 	// user's file, which no turn may create, change or delete.
 	config harness.ConfigSnapshot
+	// protected are the files --protect matches as the turn starts.
+	protected protectedSet
 }
 
 // agentRun is how the agent's part of a turn ended.
@@ -119,6 +121,9 @@ func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
 	if _, err := c.checkRecord(out, "during the turn", c.st.FeatureListBaseline, plan.initScript); err != nil {
 		return nil, err
 	}
+	if _, err := c.checkProtected(out, plan.protected, "during the turn"); err != nil {
+		return nil, err
+	}
 
 	base, phase := c.st.FeatureListBaseline, c.st.Phase
 	if err := c.refereeGuarded(ctx, out, res.FinalMessage, agentFailed, plan.git, res.OutputCut); err != nil {
@@ -128,6 +133,9 @@ func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
 		return nil, err
 	}
 	if err := c.checkRecordAfterVerify(out, base, phase, plan.initScript); err != nil {
+		return nil, err
+	}
+	if err := c.checkProtectedAfterVerify(out, plan.protected, base, phase); err != nil {
 		return nil, err
 	}
 	if err := c.setAsidePlanted(out, "the turn"); err != nil {
@@ -199,7 +207,11 @@ func (c *Controller) prepareTurn() (turnPlan, error) {
 		return turnPlan{}, err
 	}
 	failpoint.Hit(failpoint.TurnStarted)
-	return turnPlan{prompt: prompt, promptFile: promptFile, feature: feature, before: before, git: git, initScript: initScript, config: config}, nil
+	protected, err := c.snapshotProtected()
+	if err != nil {
+		return turnPlan{}, err
+	}
+	return turnPlan{prompt: prompt, promptFile: promptFile, feature: feature, before: before, git: git, initScript: initScript, config: config, protected: protected}, nil
 }
 
 // turnStartToken is the workspace's token at the start of a turn: the

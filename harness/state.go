@@ -108,6 +108,10 @@ type Limits struct {
 	// CostBudgetUSD is what the task may spend, in US dollars, as the
 	// backend reports it (0 = no budget; absent in older files).
 	CostBudgetUSD float64 `json:"costBudgetUSD,omitempty"`
+	// Protect are the --protect globs: a workspace file matching one that
+	// exists when a turn starts may not be changed by the turn
+	// (controller/protect.go). Absent when none.
+	Protect []string `json:"protect,omitempty"`
 }
 
 // DefaultLimits are the limits a new task gets unless its flags change them.
@@ -136,13 +140,15 @@ type LimitChanges struct {
 	TurnTimeoutSeconds     *int64   `json:"turnTimeoutSeconds,omitempty"`
 	InitTimeoutSeconds     *int64   `json:"initTimeoutSeconds,omitempty"`
 	CostBudgetUSD          *float64 `json:"costBudgetUSD,omitempty"`
+	// Protect replaces the protected globs; an empty list clears them.
+	Protect *[]string `json:"protect,omitempty"`
 }
 
 // Empty reports whether c changes nothing.
 func (c LimitChanges) Empty() bool {
 	return c.MaxIterations == nil && c.MaxConsecutiveFailures == nil && c.MaxInitializerFailures == nil &&
 		c.MaxBlocked == nil && c.TokenBudget == nil && c.TimeBudgetSeconds == nil &&
-		c.TurnTimeoutSeconds == nil && c.InitTimeoutSeconds == nil && c.CostBudgetUSD == nil
+		c.TurnTimeoutSeconds == nil && c.InitTimeoutSeconds == nil && c.CostBudgetUSD == nil && c.Protect == nil
 }
 
 // Apply writes the changes into l.
@@ -174,6 +180,19 @@ func (c LimitChanges) Apply(l *Limits) {
 	if c.CostBudgetUSD != nil {
 		l.CostBudgetUSD = *c.CostBudgetUSD
 	}
+	if c.Protect != nil {
+		l.Protect = slices.Clone(*c.Protect)
+		if len(l.Protect) == 0 {
+			l.Protect = nil
+		}
+	}
+}
+
+// SameLimits reports whether a and b are the same limits.
+func SameLimits(a, b Limits) bool {
+	p, q := a.Protect, b.Protect
+	a.Protect, b.Protect = nil, nil
+	return reflect.DeepEqual(a, b) && slices.Equal(p, q)
 }
 
 // Usage is what a task has consumed so far.

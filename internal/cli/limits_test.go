@@ -43,7 +43,7 @@ func TestStartLimitFlags(t *testing.T) {
 			}
 		case err != nil:
 			t.Errorf("%q: %v", tt.args, err)
-		case got.Limits != tt.want:
+		case !harness.SameLimits(got.Limits, tt.want):
 			t.Errorf("%q: limits %+v, want %+v", tt.args, got.Limits, tt.want)
 		}
 	}
