@@ -354,6 +354,16 @@ func stampNow(path string) fileStamp {
 // deleted file, or one replaced by a link or a folder, counts as changed.
 // An untouched file costs a stat. It returns what it put back.
 func (s *Store) CheckRecord(st *State) ([]RecordChange, error) {
+	return s.compareRecord(st, true)
+}
+
+// RecordDiffers is CheckRecord without putting anything back: what
+// differs from what grub kept of task id's record (grub doctor).
+func (s *Store) RecordDiffers(id string) ([]RecordChange, error) {
+	return s.compareRecord(&State{ID: id}, false)
+}
+
+func (s *Store) compareRecord(st *State, restore bool) ([]RecordChange, error) {
 	dir, k, err := s.loadKeep(st.ID)
 	if err != nil || dir == "" {
 		return nil, err
@@ -371,8 +381,10 @@ func (s *Store) CheckRecord(st *State) ([]RecordChange, error) {
 		if what == "" {
 			continue
 		}
-		if err := s.restoreRecord(st, dir, name, kf); err != nil {
-			return changes, err
+		if restore {
+			if err := s.restoreRecord(st, dir, name, kf); err != nil {
+				return changes, err
+			}
 		}
 		changes = append(changes, RecordChange{Name: name, File: s.Rel(s.Path(st.ID, name)), What: what})
 	}
