@@ -123,6 +123,7 @@ func LimitChangeLines(old, new Limits) []string {
 	add("max blocked", fmt.Sprint(old.MaxBlocked), fmt.Sprint(new.MaxBlocked))
 	add("turn timeout", FormatSeconds(old.TurnTimeoutSeconds), FormatSeconds(new.TurnTimeoutSeconds))
 	add("init timeout", FormatSeconds(old.InitTimeoutSeconds), FormatSeconds(new.InitTimeoutSeconds))
+	add("protected files", protectLine(old.Protect), protectLine(new.Protect))
 	return lines
 }
 
@@ -171,4 +172,11 @@ func FormatCount(n int64) string {
 		b.WriteRune(c)
 	}
 	return b.String()
+}
+
+func protectLine(globs []string) string {
+	if len(globs) == 0 {
+		return "none"
+	}
+	return strings.Join(globs, " ")
 }

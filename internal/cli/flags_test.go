@@ -139,6 +139,12 @@ func TestEditFlags(t *testing.T) {
 		{name: "negative time budget", args: []string{"--time-budget", "-5m"}, wantUsage: true},
 		{name: "sub-second time budget", args: []string{"--time-budget", "90.5s"}, wantUsage: true},
 		{name: "three arguments", args: []string{"a", "b", "c"}, wantUsage: true},
+		{name: "protect replaces the list", args: []string{"--protect", "**/*_test.go", "--protect", "spec/**", "--protect", "**/*_test.go"}, wantArgs: []string{},
+			wantLimits: harness.LimitChanges{Protect: &[]string{"**/*_test.go", "spec/**"}}},
+		{name: "protect '' clears it", args: []string{"--protect", ""}, wantArgs: []string{},
+			wantLimits: harness.LimitChanges{Protect: &[]string{}}},
+		{name: "protect a bad glob", args: []string{"--protect", "a/[b"}, wantUsage: true},
+		{name: "protect outside the workspace", args: []string{"--protect", "../x"}, wantUsage: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
