@@ -166,8 +166,8 @@ func wholeSeconds(d time.Duration) (int64, error) {
 	return int64(d / time.Second), nil
 }
 
-// protectChange sets the --protect globs given, checked; '' entries are
-// dropped, so that --protect '' clears the list.
+// protectChange sets the --protect globs given, checked; empty entries
+// are dropped, so that an empty --protect clears the list.
 func (l *limitFlags) protectChange(c *harness.LimitChanges) error {
 	globs := []string{}
 	for _, g := range l.protect {
