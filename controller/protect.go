@@ -89,8 +89,16 @@ func readProtected(p string) (protectedFile, error) {
 	return f, err
 }
 
-// protectedChange says what happened to a protected file, "" when nothing.
-func protectedChange(before protectedFile, p string) (string, error) {
+// modeBits are the bits of a file's mode a turn may not change.
+const modeBits = fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky
+
+// protectedChange says what happened to the protected file rel under
+// root, "" when nothing.
+func protectedChange(root, rel string, before protectedFile) (string, error) {
+	if dir := linkedFolder(root, rel); dir != "" {
+		return "is now reached through " + dir + ", a folder replaced by a link or a file", nil
+	}
+	p := filepath.Join(root, filepath.FromSlash(rel))
 	now, err := os.Lstat(p)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
@@ -99,8 +107,8 @@ func protectedChange(before protectedFile, p string) (string, error) {
 		return "", err
 	case now.Mode().Type() != before.info.Mode().Type():
 		return "was replaced by " + fileKind(now.Mode()), nil
-	case now.Mode().Perm() != before.info.Mode().Perm():
-		return fmt.Sprintf("had its mode changed from %v to %v", before.info.Mode().Perm(), now.Mode().Perm()), nil
+	case now.Mode()&modeBits != before.info.Mode()&modeBits:
+		return fmt.Sprintf("had its mode changed from %v to %v", before.info.Mode()&modeBits, now.Mode()&modeBits), nil
 	}
 	sameInode := os.SameFile(before.info, now)
 	switch {
@@ -127,6 +135,25 @@ func protectedChange(before protectedFile, p string) (string, error) {
 	return "", nil
 }
 
+// linkedFolder is the first folder on rel's way under root that is not
+// a real folder any more (a link to a copy elsewhere would hide the file
+// from the next turn's walk), "" when there is none.
+func linkedFolder(root, rel string) string {
+	parts := strings.Split(rel, "/")
+	dir := root
+	for i, part := range parts[:len(parts)-1] {
+		dir = filepath.Join(dir, part)
+		fi, err := os.Lstat(dir)
+		if err == nil && !fi.IsDir() {
+			return strings.Join(parts[:i+1], "/")
+		}
+		if err != nil {
+			return "" // gone: the file is gone too
+		}
+	}
+	return ""
+}
+
 func fileKind(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
@@ -150,8 +177,7 @@ func (c *Controller) checkProtected(out *outcome, set protectedSet, who string) 
 	}
 	slices.Sort(names)
 	for _, rel := range names {
-		p := filepath.Join(c.store.Root, filepath.FromSlash(rel))
-		change, err := protectedChange(set[rel], p)
+		change, err := protectedChange(c.store.Root, rel, set[rel])
 		if err != nil {
 			return false, fmt.Errorf("check the protected file %s: %w", rel, err)
 		}
@@ -221,7 +247,7 @@ func restoreProtected(root, rel string, f protectedFile) error {
 		fd.Close()
 		return err
 	}
-	if err := fd.Chmod(f.info.Mode().Perm()); err != nil {
+	if err := fd.Chmod(f.info.Mode() & modeBits); err != nil {
 		fd.Close()
 		return err
 	}

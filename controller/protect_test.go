@@ -141,3 +141,65 @@ func TestProtectFolderSwappedForLink(t *testing.T) {
 		t.Errorf("pkg/a_test.go holds %q", b)
 	}
 }
+
+// TestProtectFolderSwappedForLinkToCopy: the folder of a protected test
+// replaced by a link to a copy of it (same bytes, one name each) would
+// hide the test from the next turn's walk, and a later turn could weaken
+// the copy freely: it is a change, and the folder is made real again.
+func TestProtectFolderSwappedForLinkToCopy(t *testing.T) {
+	r := protectedTask(t)
+	st, err := r.store.LoadState(r.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Controller{st: st, store: r.store}
+	set, err := c.snapshotProtected()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg := filepath.Join(r.store.Root, "pkg")
+	if err := os.Rename(pkg, filepath.Join(r.store.Root, "copy")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("copy", pkg); err != nil {
+		t.Fatal(err)
+	}
+	out := &outcome{}
+	if changed, err := c.checkProtected(out, set, "during the turn"); err != nil || !changed {
+		t.Fatalf("changed %v, err %v", changed, err)
+	}
+	if !strings.Contains(out.failures[0], "pkg/a_test.go is now reached through pkg") {
+		t.Errorf("failure: %s", out.failures[0])
+	}
+	if fi, err := os.Lstat(pkg); err != nil || !fi.IsDir() {
+		t.Fatalf("pkg is not a real folder again: %v %v", fi, err)
+	}
+	if next, err := c.snapshotProtected(); err != nil || next["pkg/a_test.go"].data == nil {
+		t.Errorf("the next turn does not protect pkg/a_test.go (%v): %v", err, next)
+	}
+}
+
+// TestProtectModeBits: a new mode, setuid included, is a change.
+func TestProtectModeBits(t *testing.T) {
+	r := protectedTask(t)
+	st, err := r.store.LoadState(r.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Controller{st: st, store: r.store}
+	set, err := c.snapshotProtected()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(r.store.Root, "top_test.go")
+	if err := os.Chmod(p, 0o644|os.ModeSetuid); err != nil {
+		t.Fatal(err)
+	}
+	out := &outcome{}
+	if changed, err := c.checkProtected(out, set, "during the turn"); err != nil || !changed {
+		t.Fatalf("changed %v, err %v", changed, err)
+	}
+	if fi, _ := os.Lstat(p); fi.Mode()&modeBits != 0o644 {
+		t.Errorf("mode after the restore: %v", fi.Mode())
+	}
+}
