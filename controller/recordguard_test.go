@@ -18,10 +18,10 @@ import (
 func TestRecordRewriteIsRestored(t *testing.T) {
 	t.Parallel()
 	cases := []struct{ behaviour, file string }{
-		{"rewrite-ledger", "turns.jsonl was"},
+		{"rewrite-ledger", "turns.jsonl was rewritten"},
 		{"forge-ledger", "turns.jsonl had"},
-		{"rewrite-log", "progress-log.md was truncated or rewritten"},
-		{"truncate-log", "progress-log.md was truncated or rewritten"},
+		{"rewrite-log", "progress-log.md was rewritten"},
+		{"truncate-log", "progress-log.md was truncated (10 of the"},
 		{"edit-checklist", "feature-checklist.md was rewritten"},
 		{"delete-init", "init.sh was deleted"},
 		{"empty-init", "init.sh was emptied"},

@@ -183,7 +183,7 @@ func (s *Store) KeepRecord(id string) error {
 	changed := false
 	for _, name := range recordFiles {
 		if kf := k.Files[name]; kf != nil {
-			what, err := s.recordChanged(id, name, kf)
+			what, err := s.recordChanged(id, dir, name, kf)
 			if err != nil {
 				return err
 			}
@@ -374,7 +374,7 @@ func (s *Store) compareRecord(st *State, restore bool) ([]RecordChange, error) {
 		if kf == nil {
 			continue
 		}
-		what, err := s.recordChanged(st.ID, name, kf)
+		what, err := s.recordChanged(st.ID, dir, name, kf)
 		if err != nil {
 			return changes, err
 		}
@@ -392,7 +392,7 @@ func (s *Store) compareRecord(st *State, restore bool) ([]RecordChange, error) {
 }
 
 // recordChanged says how the record file name differs from kf, or "".
-func (s *Store) recordChanged(id, name string, kf *keptFile) (string, error) {
+func (s *Store) recordChanged(id, dir, name string, kf *keptFile) (string, error) {
 	path := s.Path(id, name)
 	f, fi, err := s.openRecord(path)
 	var nr *NotRegularError
@@ -418,14 +418,28 @@ func (s *Store) recordChanged(id, name string, kf *keptFile) (string, error) {
 	case ok:
 		allStamps.set(path, stampOf(fi))
 		return "", nil
-	case fi.Size() < kf.Size:
-		return fmt.Sprintf("was truncated or rewritten (%d bytes where grub wrote %d)", fi.Size(), kf.Size), nil
+	case fi.Size() < kf.Size && appendOnly(name) && truncated(f, fi, filepath.Join(dir, copyName(name))):
+		return fmt.Sprintf("was truncated (%d of the %d bytes grub wrote are left)", fi.Size(), kf.Size), nil
 	case exact && fi.Size() > kf.Size:
 		if ok, err := prefixHolds(f, fi, kf, false); err == nil && ok {
 			return fmt.Sprintf("had %d bytes added that grub did not write", fi.Size()-kf.Size), nil
 		}
 	}
 	return "was rewritten: its first bytes differ from what grub wrote", nil
+}
+
+// truncated reports whether f (of stat fi) holds the first bytes of the
+// kept copy at cp: cut short, not rewritten.
+func truncated(f *os.File, fi os.FileInfo, cp string) bool {
+	kept, err := os.ReadFile(cp)
+	if err != nil || int64(len(kept)) < fi.Size() {
+		return false
+	}
+	now := make([]byte, fi.Size())
+	if _, err := f.ReadAt(now, 0); err != nil && !errors.Is(err, io.EOF) {
+		return false
+	}
+	return bytes.Equal(now, kept[:fi.Size()])
 }
 
 // restoreRecord puts back what grub wrote of the record file name.

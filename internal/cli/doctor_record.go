@@ -23,7 +23,7 @@ func checkRecord(store *harness.Store, repo *gitx.Repo, id string, st *harness.S
 	} else {
 		for _, c := range changes {
 			ok = false
-			add(finding{Check: "record", Severity: findingProblem, Message: c.File + " " + c.What + " since grub last wrote it",
+			add(finding{Check: "record", Severity: findingProblem, Message: c.File + " " + c.What + " (kept in grub's private folder)",
 				Fix: "grub writes its record only by appending: restore it from the last turn commit (git checkout <commit> -- " + c.File + ") unless you made the change"})
 		}
 	}
