@@ -203,3 +203,35 @@ func TestProtectModeBits(t *testing.T) {
 		t.Errorf("mode after the restore: %v", fi.Mode())
 	}
 }
+
+// TestProtectGivenOnResume: globs given to a run (grub resume --protect,
+// or an edit's limits) are stored and hold from the next turn.
+func TestProtectGivenOnResume(t *testing.T) {
+	t.Parallel()
+	r := protectedTask(t)
+	st, err := r.store.LoadState(r.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Limits.Protect = nil
+	if err := r.store.SaveState(st); err != nil {
+		t.Fatal(err)
+	}
+	globs := []string{"pkg/**"}
+	st, err = r.run(context.Background(), "-features 2 -plan 2:weaken-tests", harness.LimitChanges{Protect: &globs})
+	if err != nil {
+		t.Fatal(err, r.stderr.String())
+	}
+	if len(st.Limits.Protect) != 1 || st.Limits.Protect[0] != "pkg/**" {
+		t.Errorf("stored globs %q", st.Limits.Protect)
+	}
+	if b, _ := os.ReadFile(filepath.Join(r.store.Root, "pkg/a_test.go")); string(b) != strongTest {
+		t.Errorf("pkg/a_test.go holds %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(r.store.Root, "top_test.go")); string(b) == strongTest {
+		t.Error("top_test.go, which pkg/** does not match, was put back")
+	}
+	if !strings.Contains(r.log(), "pkg/a_test.go was changed") {
+		t.Errorf("the log does not name pkg/a_test.go:\n%s", r.log())
+	}
+}
