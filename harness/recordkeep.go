@@ -123,12 +123,17 @@ func (s *Store) loadKeep(id string) (dir string, k *keptRecord, err error) {
 	return dir, k, nil
 }
 
+// saveKeep writes record.json, without fsyncs: after a crash of the
+// machine an older one only means that the next append reads a little
+// more (the copies, synced, hold at least what it says, and are cut to
+// its length before they grow), and a lost one is taken again from the
+// files when the next turn starts.
 func saveKeep(dir string, k *keptRecord) error {
 	data, err := json.Marshal(k)
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(filepath.Join(dir, fileRecordKeep), data, 0o600)
+	return atomicfile.WriteFileUnsynced(filepath.Join(dir, fileRecordKeep), data, 0o600)
 }
 
 // openRecord opens a record file without following a link; fi is its
