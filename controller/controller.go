@@ -375,6 +375,9 @@ func (c *Controller) recoverUnknownTurn(ctx context.Context) error {
 	if _, err := c.checkRecord(out, "during the turn", st.FeatureListBaseline, nil); err != nil {
 		return err
 	}
+	if err := c.recoverProtected(out); err != nil {
+		return err
+	}
 	// The feature list is reconciled before the lost turn is recorded and
 	// committed, so that the recovery commit holds the accepted list.
 	if err := c.reconcile(ctx); err != nil {

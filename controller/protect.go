@@ -24,16 +24,9 @@ import (
 // the verification, puts back what changed and fails the turn naming the
 // files.
 
-// protectedFile is a protected file as the turn found it.
-type protectedFile struct {
-	info   fs.FileInfo
-	data   []byte // a regular file's content
-	target string // a symbolic link's target
-}
-
 // protectedSet is the protected files at the turn's start, by path
 // relative to the workspace (slash-separated).
-type protectedSet map[string]protectedFile
+type protectedSet map[string]harness.ProtectedEntry
 
 // snapshotProtected walks the workspace (not .git, not .grub) for the
 // files the task's patterns match, without following links.
@@ -61,7 +54,7 @@ func (c *Controller) snapshotProtected() (protectedSet, error) {
 		if !slices.ContainsFunc(patterns, func(pat string) bool { return matchProtect(pat, rel) }) {
 			return nil
 		}
-		f, err := readProtected(p)
+		f, err := readProtected(rel, p)
 		if err != nil {
 			return err
 		}
@@ -74,17 +67,18 @@ func (c *Controller) snapshotProtected() (protectedSet, error) {
 	return set, nil
 }
 
-func readProtected(p string) (protectedFile, error) {
+func readProtected(rel, p string) (harness.ProtectedEntry, error) {
 	fi, err := os.Lstat(p)
 	if err != nil {
-		return protectedFile{}, err
+		return harness.ProtectedEntry{}, err
 	}
-	f := protectedFile{info: fi}
+	f := harness.ProtectedEntry{Path: rel, Mode: fi.Mode()}
+	f.Dev, f.Ino, f.Links = fileID(fi)
 	switch {
 	case fi.Mode().IsRegular():
-		f.data, err = os.ReadFile(p)
+		f.Data, err = os.ReadFile(p)
 	case fi.Mode()&fs.ModeSymlink != 0:
-		f.target, err = os.Readlink(p)
+		f.Target, err = os.Readlink(p)
 	}
 	return f, err
 }
@@ -94,7 +88,7 @@ const modeBits = fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky
 
 // protectedChange says what happened to the protected file rel under
 // root, "" when nothing.
-func protectedChange(root, rel string, before protectedFile) (string, error) {
+func protectedChange(root, rel string, before harness.ProtectedEntry) (string, error) {
 	if dir := linkedFolder(root, rel); dir != "" {
 		return "is now reached through " + dir + ", a folder replaced by a link or a file", nil
 	}
@@ -105,16 +99,17 @@ func protectedChange(root, rel string, before protectedFile) (string, error) {
 		return "was deleted or renamed", nil
 	case err != nil:
 		return "", err
-	case now.Mode().Type() != before.info.Mode().Type():
+	case now.Mode().Type() != before.Mode.Type():
 		return "was replaced by " + fileKind(now.Mode()), nil
-	case now.Mode()&modeBits != before.info.Mode()&modeBits:
-		return fmt.Sprintf("had its mode changed from %v to %v", before.info.Mode()&modeBits, now.Mode()&modeBits), nil
+	case now.Mode()&modeBits != before.Mode&modeBits:
+		return fmt.Sprintf("had its mode changed from %v to %v", before.Mode&modeBits, now.Mode()&modeBits), nil
 	}
-	sameInode := os.SameFile(before.info, now)
+	dev, ino, nlink := fileID(now)
+	sameInode := dev == before.Dev && ino == before.Ino
 	switch {
-	case !sameInode && links(now) > 1:
+	case !sameInode && nlink > 1:
 		return "was replaced by a hard link to another file", nil
-	case sameInode && links(now) > links(before.info):
+	case sameInode && nlink > before.Links:
 		return "was given another name (a hard link)", nil
 	}
 	if now.Mode().IsRegular() {
@@ -122,13 +117,13 @@ func protectedChange(root, rel string, before protectedFile) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if string(data) != string(before.data) {
+		if string(data) != string(before.Data) {
 			return "was changed", nil
 		}
 		return "", nil
 	}
 	if now.Mode()&fs.ModeSymlink != 0 {
-		if t, err := os.Readlink(p); err != nil || t != before.target {
+		if t, err := os.Readlink(p); err != nil || t != before.Target {
 			return "was changed (the link points elsewhere)", nil
 		}
 	}
@@ -164,6 +159,37 @@ func fileKind(m fs.FileMode) string {
 		return "a regular file"
 	}
 	return "a special file"
+}
+
+// keepProtected takes the protected files as the turn starts and keeps
+// them in the task's private folder (harness.KeepProtected) for a run
+// that recovers the turn after a crash.
+func (c *Controller) keepProtected() (protectedSet, error) {
+	set, err := c.snapshotProtected()
+	if err != nil || set == nil {
+		return set, err
+	}
+	entries := make([]harness.ProtectedEntry, 0, len(set))
+	for _, e := range set {
+		entries = append(entries, e)
+	}
+	slices.SortFunc(entries, func(a, b harness.ProtectedEntry) int { return strings.Compare(a.Path, b.Path) })
+	return set, c.store.KeepProtected(c.st.ID, c.st.CurrentIteration, entries)
+}
+
+// recoverProtected checks, for a turn a crash cut short, the protected
+// files kept when it started, as the end of the turn would have.
+func (c *Controller) recoverProtected(out *outcome) error {
+	entries, ok, err := c.store.LoadProtected(c.st.ID, c.st.CurrentIteration)
+	if err != nil || !ok {
+		return err
+	}
+	set := protectedSet{}
+	for _, e := range entries {
+		set[e.Path] = e
+	}
+	_, err = c.checkProtected(out, set, "during the turn")
+	return err
 }
 
 // checkProtected puts back each protected file the turn changed and
@@ -214,7 +240,7 @@ func (c *Controller) checkProtectedAfterVerify(out *outcome, set protectedSet, b
 // removed (a link itself, never its target), and each folder on the way
 // made a real folder again, so that nothing is written through a link the
 // turn put in place of one.
-func restoreProtected(root, rel string, f protectedFile) error {
+func restoreProtected(root, rel string, f harness.ProtectedEntry) error {
 	dir := root
 	parts := strings.Split(rel, "/")
 	for _, part := range parts[:len(parts)-1] {
@@ -236,18 +262,18 @@ func restoreProtected(root, rel string, f protectedFile) error {
 	if err := os.RemoveAll(p); err != nil {
 		return err
 	}
-	if f.info.Mode()&fs.ModeSymlink != 0 {
-		return os.Symlink(f.target, p)
+	if f.Mode&fs.ModeSymlink != 0 {
+		return os.Symlink(f.Target, p)
 	}
-	fd, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, f.info.Mode().Perm())
+	fd, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, f.Mode.Perm())
 	if err != nil {
 		return err
 	}
-	if _, err := fd.Write(f.data); err != nil {
+	if _, err := fd.Write(f.Data); err != nil {
 		fd.Close()
 		return err
 	}
-	if err := fd.Chmod(f.info.Mode() & modeBits); err != nil {
+	if err := fd.Chmod(f.Mode & modeBits); err != nil {
 		fd.Close()
 		return err
 	}

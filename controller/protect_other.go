@@ -4,5 +4,9 @@ package controller
 
 import "io/fs"
 
-// links is a file's number of names; without link counts, one.
-func links(fs.FileInfo) uint64 { return 1 }
+// fileID is a file's device, inode and number of names; without them,
+// one name and no inode.
+func fileID(fs.FileInfo) (dev, ino, links uint64) { return 0, 0, 1 }
+
+// links is a file's number of names.
+func links(fi fs.FileInfo) uint64 { _, _, n := fileID(fi); return n }

@@ -174,7 +174,7 @@ func TestProtectFolderSwappedForLinkToCopy(t *testing.T) {
 	if fi, err := os.Lstat(pkg); err != nil || !fi.IsDir() {
 		t.Fatalf("pkg is not a real folder again: %v %v", fi, err)
 	}
-	if next, err := c.snapshotProtected(); err != nil || next["pkg/a_test.go"].data == nil {
+	if next, err := c.snapshotProtected(); err != nil || next["pkg/a_test.go"].Data == nil {
 		t.Errorf("the next turn does not protect pkg/a_test.go (%v): %v", err, next)
 	}
 }
@@ -233,5 +233,53 @@ func TestProtectGivenOnResume(t *testing.T) {
 	}
 	if !strings.Contains(r.log(), "pkg/a_test.go was changed") {
 		t.Errorf("the log does not name pkg/a_test.go:\n%s", r.log())
+	}
+}
+
+// TestProtectedFilesAfterACrash: a turn grub did not live to referee
+// (killed mid-turn) has its protected files checked by the run that
+// recovers it, from the copy kept in the private folder when the turn
+// started: the weakened test is put back and the lost turn's entry and
+// ledger line name it.
+func TestProtectedFilesAfterACrash(t *testing.T) {
+	t.Parallel()
+	r := protectedTask(t)
+	r.plannedInProcess()
+	st, err := r.store.LoadState(r.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What prepareTurn leaves before the agent runs, then the agent's cheat.
+	st.CurrentIteration++
+	st.AwaitingTurn = true
+	c := &Controller{st: st, store: r.store}
+	if _, err := c.keepProtected(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.store.SaveState(st); err != nil {
+		t.Fatal(err)
+	}
+	weak := filepath.Join(r.store.Root, "pkg", "a_test.go")
+	if err := os.WriteFile(weak, []byte("package a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.run(context.Background(), "-features 2", harness.LimitChanges{}); err != nil {
+		t.Fatal(err, r.stderr.String())
+	}
+	if b, _ := os.ReadFile(weak); string(b) != strongTest {
+		t.Errorf("pkg/a_test.go after the recovery holds %q", b)
+	}
+	turns, err := r.store.LoadTurns(r.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lost *harness.TurnRecord
+	for i := range turns {
+		if turns[i].Iteration == st.CurrentIteration {
+			lost = &turns[i]
+		}
+	}
+	if lost == nil || len(lost.Findings) == 0 || !strings.Contains(lost.Findings[0].Text, "pkg/a_test.go was changed") {
+		t.Errorf("the lost turn's line does not name the test: %+v", lost)
 	}
 }

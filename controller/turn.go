@@ -203,14 +203,16 @@ func (c *Controller) prepareTurn() (turnPlan, error) {
 	if err := c.store.NoteTaskFolders(st.ID); err != nil {
 		return turnPlan{}, err
 	}
+	// Keep the protected files (--protect), in the private folder too, so
+	// that a run recovering this turn checks them (recoverProtected).
+	protected, err := c.keepProtected()
+	if err != nil {
+		return turnPlan{}, err
+	}
 	if err := c.persist(); err != nil {
 		return turnPlan{}, err
 	}
 	failpoint.Hit(failpoint.TurnStarted)
-	protected, err := c.snapshotProtected()
-	if err != nil {
-		return turnPlan{}, err
-	}
 	return turnPlan{prompt: prompt, promptFile: promptFile, feature: feature, before: before, git: git, initScript: initScript, config: config, protected: protected}, nil
 }
 
