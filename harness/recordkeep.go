@@ -98,13 +98,17 @@ func copyName(name string) string {
 	return fileRecordTurnsCopy
 }
 
-// loadKeep reads the kept record of task id; a missing one is empty. With
-// no private folder there is nothing to keep and dir is "".
+// loadKeep reads the kept record of task id; a missing one is empty.
+// With no private folder there is nothing to keep and dir is "": the
+// folder is never made here, since having one is what registers a task
+// (Registered), and a task only this user's runner or Create registers
+// (a planted or cloned one that grub doctor, edit or steer writes to
+// stays unregistered).
 func (s *Store) loadKeep(id string) (dir string, k *keptRecord, err error) {
-	if s.Private == "" {
+	if !s.Registered(id) {
 		return "", nil, nil
 	}
-	if dir, err = s.PrivateDir(id); err != nil {
+	if dir, err = s.privatePath(id); err != nil {
 		return "", nil, err
 	}
 	k = &keptRecord{Version: 1, Files: map[string]*keptFile{}}

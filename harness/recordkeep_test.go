@@ -199,3 +199,33 @@ func appendRecord(path, text string) error {
 	}
 	return f.Close()
 }
+
+// Writing the record of a task that is not registered (a planted or
+// cloned one that grub doctor, edit or steer writes to) keeps nothing and
+// never registers it: having a private folder is what registers a task.
+func TestKeepNeverRegisters(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	st := mustCreate(t, s, newState("keep the record"))
+	other, err := Open(s.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.Private = t.TempDir() // another user's, or a clone's: st is not registered there
+	if other.Registered(st.ID) {
+		t.Fatal("registered before anything was written")
+	}
+	if err := other.AppendProgress(st.ID, "## a note\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.AppendTurn(st.ID, TurnRecord{Iteration: 1, Phase: PhaseExecution, Decision: "continue", Summary: "s",
+		Status: StatusRunning, Time: time.Unix(0, 0).UTC()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.RecordDiffers(st.ID); err != nil {
+		t.Fatal(err)
+	}
+	if other.Registered(st.ID) {
+		t.Error("writing the record registered the task")
+	}
+}
