@@ -372,7 +372,7 @@ func (c *Controller) recoverUnknownTurn(ctx context.Context) error {
 	if err := c.setAsidePlanted(out, "the turn"); err != nil {
 		return err
 	}
-	if _, err := c.checkRecord(out, "during the turn", st.FeatureListBaseline, nil); err != nil {
+	if _, err := c.checkRecord(out, "during the turn", st.FeatureListBaseline, c.store.KeptInitScript(st.ID)); err != nil {
 		return err
 	}
 	if err := c.recoverProtected(out); err != nil {

@@ -20,9 +20,11 @@ import (
 func (c *Controller) keepRecord() error { return c.store.KeepRecord(c.st.ID) }
 
 // checkRecord puts back the record the turn changed and fails the turn,
-// naming each file. who says what changed it. base is the accepted list
-// the turn started from, which the checklist renders; initScript is
-// init.sh at the turn's start.
+// naming each file (harness.CheckRecord: the log's entries, the ledger,
+// the checklist). who says what changed it. base is the accepted list the
+// turn started from: once there is one, init.sh is part of the record
+// too, and one deleted or emptied gets initScript, its content at the
+// turn's start, back (nil: not known, after a crash).
 func (c *Controller) checkRecord(out *outcome, who string, base *featurelist.List, initScript []byte) ([]string, error) {
 	changes, err := c.store.CheckRecord(c.st)
 	if err != nil {

@@ -127,3 +127,33 @@ func TestRecoveryRestoresTheRecord(t *testing.T) {
 		t.Errorf("the recovered turn's entry does not name turns.jsonl:\n%s", r.log())
 	}
 }
+
+// An init.sh that a turn a crash cut short deleted gets its content from
+// the turn's start back (kept in the private folder), before the run
+// reconciles the feature list with it.
+func TestRecoveryRestoresInitScript(t *testing.T) {
+	t.Parallel()
+	r := newTask(t, nil)
+	r.plannedInProcess()
+	path := r.store.Path(r.id, harness.FileInitScript)
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.crashMidTurn(func() {
+		if err := os.Remove(path); err != nil {
+			t.Fatal(err)
+		}
+	})
+	two := 2
+	if _, err := r.run(context.Background(), "-features 2 -default idle", harness.LimitChanges{MaxIterations: &two}); err != nil {
+		t.Fatal(err, r.stderr.String())
+	}
+	after, err := os.ReadFile(path)
+	if err != nil || string(after) != string(before) {
+		t.Errorf("init.sh = %q, %v; want its content from the turn's start", after, err)
+	}
+	if !strings.Contains(r.log(), "init.sh was deleted") {
+		t.Errorf("the recovered turn's entry does not name init.sh:\n%s", r.log())
+	}
+}

@@ -31,6 +31,7 @@ const (
 	fileRecordKeep      = "record.json"
 	fileRecordLogCopy   = "record.progress-log.md"
 	fileRecordTurnsCopy = "record.turns.jsonl"
+	fileRecordInit      = "record.init.sh"
 )
 
 // keptFile is what grub wrote of one record file: its first Size bytes,
@@ -189,6 +190,9 @@ func (s *Store) KeepRecord(id string) error {
 	if err != nil || dir == "" {
 		return err
 	}
+	if err := s.keepInitScript(id, dir); err != nil {
+		return err
+	}
 	changed := false
 	for _, name := range recordFiles {
 		if kf := k.Files[name]; kf != nil {
@@ -209,6 +213,44 @@ func (s *Store) KeepRecord(id string) error {
 		return nil
 	}
 	return saveKeep(dir, k)
+}
+
+// keepInitScript keeps a copy of init.sh as the turn starts, for the run
+// that recovers the turn if grub dies in it (KeptInitScript): the agent
+// may edit init.sh, not delete or empty it. An init.sh unchanged since
+// the last turn (its stamp) costs a stat.
+func (s *Store) keepInitScript(id, dir string) error {
+	path := s.Path(id, FileInitScript)
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil // nothing to keep: the referee's checks say it
+	}
+	if seen, ok := allStamps.get(path); ok && seen == stampOf(fi) {
+		return nil
+	}
+	data, err := s.readRegular(path)
+	if err != nil || len(bytes.TrimSpace(data)) == 0 {
+		return nil
+	}
+	if err := atomicfile.WriteFile(filepath.Join(dir, fileRecordInit), data, 0o600); err != nil {
+		return err
+	}
+	allStamps.set(path, stampOf(fi))
+	return nil
+}
+
+// KeptInitScript is init.sh as the last turn of task id started
+// (KeepRecord), nil when none is kept.
+func (s *Store) KeptInitScript(id string) []byte {
+	dir, err := s.privatePath(id)
+	if err != nil || !s.Registered(id) {
+		return nil
+	}
+	data, err := os.ReadFile(filepath.Join(dir, fileRecordInit))
+	if err != nil {
+		return nil
+	}
+	return data
 }
 
 // recordFiles are the files CheckRecord defends.
