@@ -91,7 +91,7 @@ func (s *Store) KeepProtected(id string, iteration int, entries []ProtectedEntry
 // iteration of task id, with their contents; ok is false when none were
 // kept for that turn.
 func (s *Store) LoadProtected(id string, iteration int) (entries []ProtectedEntry, ok bool, err error) {
-	dir, err := s.PrivateDir(id)
+	dir, err := s.privatePath(id) // never made here: having one registers a task
 	if err != nil {
 		return nil, false, err
 	}

@@ -45,3 +45,15 @@ func TestKeepProtected(t *testing.T) {
 		t.Error("a changed content was loaded")
 	}
 }
+
+// LoadProtected never makes the private folder, whose existence registers
+// a task (a planted or cloned one stays unregistered).
+func TestLoadProtectedNeverRegisters(t *testing.T) {
+	s, st := newTaskFolder(t)
+	if _, ok, err := s.LoadProtected(st.ID, 1); ok || err != nil {
+		t.Fatalf("LoadProtected = %v, %v", ok, err)
+	}
+	if s.Registered(st.ID) {
+		t.Error("LoadProtected registered the task")
+	}
+}
