@@ -319,30 +319,38 @@ func (c *Controller) prepare(ctx context.Context) error {
 	st.Status = harness.StatusRunning
 	st.StopReason = ""
 	st.RecordPending = nil // finished by Run
-	if st.AwaitingTurn {
-		if err := c.recoverUnknownTurn(ctx); err != nil {
-			return err
-		}
-	}
 	if err := c.store.EnsureGitignore(); err != nil {
 		return err
 	}
+	if st.AwaitingTurn {
+		// The lost turn's record reconciles first (recoverUnknownTurn).
+		if err := c.recoverUnknownTurn(ctx); err != nil {
+			return err
+		}
+	} else if err := c.reconcile(ctx); err != nil {
+		return err
+	}
+	return c.persist()
+}
+
+// reconcile puts init.sh and, in the execution phase, the feature list
+// right when a run starts (a runner died mid-turn, or they were edited
+// between runs): a legal, verified flip is kept, anything else restored.
+func (c *Controller) reconcile(ctx context.Context) error {
 	if err := c.reconcileInitScript(); err != nil {
 		return err
 	}
-	if st.Phase == harness.PhaseExecution {
-		// init.sh runs here, before any turn notes the task folders.
-		if err := c.store.NoteTaskFolders(st.ID); err != nil {
-			return err
-		}
-		if err := c.reconcileGuarded(ctx); err != nil {
-			return err
-		}
-		if err := c.setAsidePlantedAtStart(); err != nil {
-			return err
-		}
+	if c.st.Phase != harness.PhaseExecution {
+		return nil
 	}
-	return c.persist()
+	// init.sh runs here, before any turn notes the task folders.
+	if err := c.store.NoteTaskFolders(c.st.ID); err != nil {
+		return err
+	}
+	if err := c.reconcileGuarded(ctx); err != nil {
+		return err
+	}
+	return c.setAsidePlantedAtStart()
 }
 
 // recoverUnknownTurn records the turn a dead runner left unfinished, as a
@@ -365,6 +373,17 @@ func (c *Controller) recoverUnknownTurn(ctx context.Context) error {
 		return err
 	}
 	if err := c.setAsidePlanted(out, "the turn"); err != nil {
+		return err
+	}
+	if _, err := c.checkRecord(out, "during the turn", st.FeatureListBaseline, c.store.KeptInitScript(st.ID)); err != nil {
+		return err
+	}
+	if err := c.recoverProtected(out); err != nil {
+		return err
+	}
+	// The feature list is reconciled before the lost turn is recorded and
+	// committed, so that the recovery commit holds the accepted list.
+	if err := c.reconcile(ctx); err != nil {
 		return err
 	}
 	entry := templates.Entry{Iteration: st.CurrentIteration, Phase: string(st.Phase), Decision: loopstate.Unknown,

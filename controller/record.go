@@ -118,7 +118,7 @@ func (c *Controller) writeRecord(ctx context.Context, resumed bool) error {
 		return err
 	}
 	failpoint.Hit(failpoint.ChecklistSaved)
-	if err := c.writeAcceptedList(p); err != nil {
+	if err := c.writeAcceptedList(); err != nil {
 		return err
 	}
 	c.commit(ctx, p, resumed)
@@ -131,12 +131,11 @@ func (c *Controller) writeRecord(ctx context.Context, resumed bool) error {
 // before the commit, so that the commit holds the list grub accepted
 // whatever ran after the referee read the file (init.sh and verify
 // commands are the agent's too). The record of a turn a crash left
-// unknown is the exception: what the agent left there is reconciled (and
-// a legal flip verified) only after that record, and the next turn's
-// commit holds the accepted list.
-func (c *Controller) writeAcceptedList(p *harness.PendingRecord) error {
+// unknown is no exception: what the agent left there is reconciled (and
+// a legal flip verified) before that record is saved (recoverUnknownTurn).
+func (c *Controller) writeAcceptedList() error {
 	base := c.st.FeatureListBaseline
-	if base == nil || (p.Ledger != nil && p.Ledger.Decision == loopstate.Unknown) {
+	if base == nil {
 		return nil
 	}
 	return c.store.RestoreFeatureListIfChanged(c.st.ID, base)

@@ -72,6 +72,8 @@ type turnPlan struct {
 	// config is the workspace's .grub/config.toml before the turn: the
 	// user's file, which no turn may create, change or delete.
 	config harness.ConfigSnapshot
+	// protected are the files --protect matches as the turn starts.
+	protected protectedSet
 }
 
 // agentRun is how the agent's part of a turn ended.
@@ -116,12 +118,24 @@ func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
 	if err := c.checkWorkspaceConfig(out, plan.config); err != nil {
 		return nil, err
 	}
+	if _, err := c.checkRecord(out, "during the turn", c.st.FeatureListBaseline, plan.initScript); err != nil {
+		return nil, err
+	}
+	if _, err := c.checkProtected(out, plan.protected, "during the turn"); err != nil {
+		return nil, err
+	}
 
 	base, phase := c.st.FeatureListBaseline, c.st.Phase
 	if err := c.refereeGuarded(ctx, out, res.FinalMessage, agentFailed, plan.git, res.OutputCut); err != nil {
 		return nil, err
 	}
 	if err := c.checkConfigAfterVerify(out, plan.config, base, phase); err != nil {
+		return nil, err
+	}
+	if err := c.checkRecordAfterVerify(out, base, phase, plan.initScript); err != nil {
+		return nil, err
+	}
+	if err := c.checkProtectedAfterVerify(out, plan.protected, base, phase); err != nil {
 		return nil, err
 	}
 	if err := c.setAsidePlanted(out, "the turn"); err != nil {
@@ -186,16 +200,27 @@ func (c *Controller) prepareTurn() (turnPlan, error) {
 	if err := c.store.KeepProgressLog(st.ID); err != nil {
 		return turnPlan{}, err
 	}
+	// Keep the record grub wrote, so that a turn that rewrites it is
+	// caught and put back (checkRecord).
+	if err := c.keepRecord(); err != nil {
+		return turnPlan{}, err
+	}
 	// Note the task folders there are, so that one the turn makes is set
 	// aside after it (setAsidePlanted), or by the run that recovers it.
 	if err := c.store.NoteTaskFolders(st.ID); err != nil {
+		return turnPlan{}, err
+	}
+	// Keep the protected files (--protect), in the private folder too, so
+	// that a run recovering this turn checks them (recoverProtected).
+	protected, err := c.keepProtected()
+	if err != nil {
 		return turnPlan{}, err
 	}
 	if err := c.persist(); err != nil {
 		return turnPlan{}, err
 	}
 	failpoint.Hit(failpoint.TurnStarted)
-	return turnPlan{prompt: prompt, promptFile: promptFile, feature: feature, before: before, git: git, initScript: initScript, config: config}, nil
+	return turnPlan{prompt: prompt, promptFile: promptFile, feature: feature, before: before, git: git, initScript: initScript, config: config, protected: protected}, nil
 }
 
 // turnStartToken is the workspace's token at the start of a turn: the

@@ -124,6 +124,7 @@ func LimitChangeLines(old, new Limits) []string {
 	add("turn timeout", FormatSeconds(old.TurnTimeoutSeconds), FormatSeconds(new.TurnTimeoutSeconds))
 	add("init timeout", FormatSeconds(old.InitTimeoutSeconds), FormatSeconds(new.InitTimeoutSeconds))
 	add("regression checks", fmt.Sprint(old.RegressionChecks), fmt.Sprint(new.RegressionChecks))
+	add("protected files", protectLine(old.Protect), protectLine(new.Protect))
 	return lines
 }
 
@@ -172,4 +173,11 @@ func FormatCount(n int64) string {
 		b.WriteRune(c)
 	}
 	return b.String()
+}
+
+func protectLine(globs []string) string {
+	if len(globs) == 0 {
+		return "none"
+	}
+	return strings.Join(globs, " ")
 }

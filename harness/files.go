@@ -40,6 +40,7 @@ func (s *Store) AppendProgress(id, text string) error {
 	if !strings.HasSuffix(text, "\n") {
 		text += "\n"
 	}
+	pre := stampNow(path)
 	f, err := s.openOwnFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644, s.Path(id, fileKeep))
 	if err != nil {
 		return fmt.Errorf("append to %s: %w", s.Rel(path), err)
@@ -55,7 +56,7 @@ func (s *Store) AppendProgress(id, text string) error {
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("append to %s: %w", s.Rel(path), err)
 	}
-	return nil
+	return s.keepWritten(id, FileProgressLog, pre)
 }
 
 // entrySearchSlack is how far before a turn's entry AppendProgressOnce
@@ -356,7 +357,10 @@ func (s *Store) WriteChecklist(id, goal string, l *featurelist.List) error {
 	if err != nil {
 		return err
 	}
-	return s.writeDerivedFile(id, FileChecklist, []byte(text), 0o644)
+	if err := s.writeDerivedFile(id, FileChecklist, []byte(text), 0o644); err != nil {
+		return err
+	}
+	return s.keepWritten(id, FileChecklist, fileStamp{})
 }
 
 // SteerEntry is the progress-log entry of guidance the user queued for the

@@ -140,6 +140,7 @@ func (s *Store) AppendTurn(id string, r TurnRecord) error {
 	if err := schemas.Validate(schemas.TurnLedger, rel, line); err != nil {
 		return err
 	}
+	pre := stampNow(path)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|ledgerNoFollow, 0o644)
 	if err != nil {
 		return fmt.Errorf("append to %s: %w", rel, err)
@@ -164,7 +165,10 @@ func (s *Store) AppendTurn(id string, r TurnRecord) error {
 	if err := f.Sync(); err != nil {
 		return fmt.Errorf("append to %s: fsync: %w", rel, err)
 	}
-	return f.Close()
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return s.keepWritten(id, FileTurnLedger, pre)
 }
 
 // LoadTurns reads a task's turns.jsonl, checking every line against its

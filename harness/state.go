@@ -118,6 +118,10 @@ type Limits struct {
 	// none). A state file written before it has none: it loads as
 	// DefaultRegressionChecks (see decodeState).
 	RegressionChecks int `json:"regressionChecks"`
+	// Protect are the --protect globs: a workspace file matching one that
+	// exists when a turn starts may not be changed by the turn
+	// (controller/protect.go). Absent when none.
+	Protect []string `json:"protect,omitempty"`
 }
 
 // DefaultRegressionChecks is the regression sweep's size unless
@@ -152,6 +156,8 @@ type LimitChanges struct {
 	InitTimeoutSeconds     *int64   `json:"initTimeoutSeconds,omitempty"`
 	CostBudgetUSD          *float64 `json:"costBudgetUSD,omitempty"`
 	RegressionChecks       *int     `json:"regressionChecks,omitempty"`
+	// Protect replaces the protected globs; an empty list clears them.
+	Protect *[]string `json:"protect,omitempty"`
 }
 
 // Empty reports whether c changes nothing.
@@ -159,7 +165,7 @@ func (c LimitChanges) Empty() bool {
 	return c.MaxIterations == nil && c.MaxConsecutiveFailures == nil && c.MaxInitializerFailures == nil &&
 		c.MaxBlocked == nil && c.TokenBudget == nil && c.TimeBudgetSeconds == nil &&
 		c.TurnTimeoutSeconds == nil && c.InitTimeoutSeconds == nil && c.CostBudgetUSD == nil &&
-		c.RegressionChecks == nil
+		c.RegressionChecks == nil && c.Protect == nil
 }
 
 // Apply writes the changes into l.
@@ -194,6 +200,19 @@ func (c LimitChanges) Apply(l *Limits) {
 	if c.RegressionChecks != nil {
 		l.RegressionChecks = *c.RegressionChecks
 	}
+	if c.Protect != nil {
+		l.Protect = slices.Clone(*c.Protect)
+		if len(l.Protect) == 0 {
+			l.Protect = nil
+		}
+	}
+}
+
+// SameLimits reports whether a and b are the same limits.
+func SameLimits(a, b Limits) bool {
+	p, q := a.Protect, b.Protect
+	a.Protect, b.Protect = nil, nil
+	return reflect.DeepEqual(a, b) && slices.Equal(p, q)
 }
 
 // Usage is what a task has consumed so far.

@@ -47,6 +47,7 @@ func inspectTask(store *harness.Store, repo *gitx.Repo, repoErr error, id string
 		} else {
 			checkGit(repoFor(repo, st), id, st, done, add)
 		}
+		checkRecord(store, repoFor(repo, st), id, st, done, add)
 	}
 	checkGitPrograms(store.Root, add)
 	rep.Healthy = true

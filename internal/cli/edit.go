@@ -277,7 +277,7 @@ func applyEdit(opts *EditOptions, store *harness.Store, id, goal string, sb *har
 			}
 			sandboxChanged := sb != nil && !sameSandbox(*sb, st.Sandbox)
 			hooksChanged := hooks != nil && *hooks != st.Hooks
-			if goal == "" && mergedLimits(st.Limits, opts.Limits) == st.Limits && !sandboxChanged && !hooksChanged {
+			if goal == "" && harness.SameLimits(mergedLimits(st.Limits, opts.Limits), st.Limits) && !sandboxChanged && !hooksChanged {
 				return false, nil
 			}
 			if hooksChanged {

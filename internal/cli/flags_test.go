@@ -142,6 +142,12 @@ func TestEditFlags(t *testing.T) {
 		{name: "sweep off", args: []string{"--regression-checks", "0"}, wantArgs: []string{},
 			wantLimits: harness.LimitChanges{RegressionChecks: ptr(0)}},
 		{name: "negative sweep", args: []string{"--regression-checks", "-1"}, wantUsage: true},
+		{name: "protect replaces the list", args: []string{"--protect", "**/*_test.go", "--protect", "spec/**", "--protect", "**/*_test.go"}, wantArgs: []string{},
+			wantLimits: harness.LimitChanges{Protect: &[]string{"**/*_test.go", "spec/**"}}},
+		{name: "protect '' clears it", args: []string{"--protect", ""}, wantArgs: []string{},
+			wantLimits: harness.LimitChanges{Protect: &[]string{}}},
+		{name: "protect a bad glob", args: []string{"--protect", "a/[b"}, wantUsage: true},
+		{name: "protect outside the workspace", args: []string{"--protect", "../x"}, wantUsage: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

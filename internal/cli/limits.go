@@ -3,10 +3,12 @@ package cli
 import (
 	"errors"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/grub-dev/grub/controller"
 	"github.com/grub-dev/grub/harness"
 )
 
@@ -23,10 +25,16 @@ type limitFlags struct {
 	tokenBudget                               int64
 	costBudget                                float64 // US dollars
 	timeBudget, turnTimeout, initTimeout      time.Duration
+	protect                                   []string // --protect globs
 }
 
 func (l *limitFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
+	protect := "keep the files matching `glob` as they are at each turn's start: a turn that changes, deletes or renames one fails and grub puts it back; ** matches any folders, e.g. '**/*_test.go' (repeatable)"
+	if !l.forNewTask {
+		protect += "; replaces the task's list, '' clears it"
+	}
+	fl.StringArrayVar(&l.protect, "protect", nil, protect)
 	if !l.forNewTask {
 		fl.IntVar(&l.maxIter, "max-iter", 0, "set the iteration limit (turns in all, the initializer's included)")
 		fl.IntVar(&l.maxFail, "max-fail", 0, "set the limit of consecutive failed execution turns")
@@ -132,6 +140,11 @@ func (l *limitFlags) changes(cmd *cobra.Command) (harness.LimitChanges, error) {
 		}
 		c.TimeBudgetSeconds = &secs
 	}
+	if given("protect") {
+		if err := l.protectChange(&c); err != nil {
+			return c, err
+		}
+	}
 	for _, f := range []struct {
 		name string
 		v    time.Duration
@@ -160,4 +173,23 @@ func wholeSeconds(d time.Duration) (int64, error) {
 		return 0, errors.New("use whole seconds, e.g. 90s, 45m or 2h")
 	}
 	return int64(d / time.Second), nil
+}
+
+// protectChange sets the --protect globs given, checked; empty entries
+// are dropped, so that an empty --protect clears the list.
+func (l *limitFlags) protectChange(c *harness.LimitChanges) error {
+	globs := []string{}
+	for _, g := range l.protect {
+		if g == "" {
+			continue
+		}
+		if err := controller.ValidProtect(g); err != nil {
+			return usageErrorf("%v", err)
+		}
+		if !slices.Contains(globs, g) {
+			globs = append(globs, g)
+		}
+	}
+	c.Protect = &globs
+	return nil
 }

@@ -14,6 +14,8 @@ func TestStartLimitFlags(t *testing.T) {
 	custom.MaxIterations, custom.MinFeatures, custom.MaxFeatures = 40, 2, 3
 	custom.TokenBudget, custom.TimeBudgetSeconds, custom.TurnTimeoutSeconds = 2000000, 3*3600, 90
 	custom.RegressionChecks = 7
+	protected := harness.DefaultLimits()
+	protected.Protect = []string{"**/*_test.go", "testdata/**"}
 	tests := []struct {
 		args    []string
 		want    harness.Limits
@@ -33,6 +35,8 @@ func TestStartLimitFlags(t *testing.T) {
 		{args: []string{"--cost-budget", "-1"}, wantErr: "--cost-budget -1: give US dollars, e.g. 5 or 12.50; 0 means none"},
 		{args: []string{"--cost-budget", "NaN"}, wantErr: "--cost-budget NaN: give US dollars, e.g. 5 or 12.50; 0 means none"},
 		{args: []string{"--cost-budget", "0"}, want: harness.DefaultLimits()}, // no budget: fine for any backend
+		{args: []string{"--protect", "**/*_test.go", "--protect", "", "--protect", "testdata/**"}, want: protected},
+		{args: []string{"--protect", "/etc/passwd"}, wantErr: "--protect \"/etc/passwd\": give a path relative to the workspace, e.g. 'tests/**'"},
 		{args: []string{"--cost-budget", "5"}, wantErr: "--cost-budget needs a backend that reports cost: claude; openai/codex/command report none (the task's agent is command): use --token-budget instead"},
 	}
 	for _, tt := range tests {
@@ -46,7 +50,7 @@ func TestStartLimitFlags(t *testing.T) {
 			}
 		case err != nil:
 			t.Errorf("%q: %v", tt.args, err)
-		case got.Limits != tt.want:
+		case !harness.SameLimits(got.Limits, tt.want):
 			t.Errorf("%q: limits %+v, want %+v", tt.args, got.Limits, tt.want)
 		}
 	}

@@ -265,7 +265,8 @@ func (s sandboxSetup) wrapper(self string) func([]string) []string {
 // launcher makes read-only (in a user and mount namespace of its own):
 // the whole git directory (unless --sandbox-allow-git), git's hooks and
 // config and the other files the referee's guard lists, the task's
-// state.json, accepted list files and lock, and grub's private folder
+// state.json, turn ledger (turns.jsonl), accepted list files and lock,
+// and grub's private folder
 // (the control channels and the registered tasks), a second wall where
 // it lies under a path commands may write ($XDG_STATE_HOME in /tmp). The
 // list is read again for every command, so a config include or hooks
@@ -275,8 +276,8 @@ func (s sandboxSetup) protectingWrapper(self string, store *harness.Store, id st
 		return nil
 	}
 	root := store.Root
-	files := []string{store.Path(id, harness.FileState), store.Path(id, harness.FileAcceptedList), store.Path(id, harness.FileAcceptedChanges),
-		store.Path(id, harness.FileLock)}
+	files := []string{store.Path(id, harness.FileState), store.Path(id, harness.FileTurnLedger), store.Path(id, harness.FileAcceptedList),
+		store.Path(id, harness.FileAcceptedChanges), store.Path(id, harness.FileLock)}
 	if store.Private != "" {
 		files = append(files, store.Private)
 	}

@@ -274,6 +274,9 @@ func printStatus(w io.Writer, v *taskView, now time.Time) error {
 
 	printUsage(fw, st)
 	fw.field("sandbox", v.Sandbox.line())
+	if p := st.Limits.Protect; len(p) > 0 {
+		fw.field("protected", shellQuote(p)+" (a turn may not change these files)")
+	}
 	switch {
 	case v.TrustChanged:
 		fw.field("trust", "its settings changed since your grub recorded them (state.json was written by something else): check them, then grub config trust --task "+st.ID)

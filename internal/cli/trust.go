@@ -42,7 +42,7 @@ var trustKeys = map[string]string{
 var safeKeys = []string{
 	"allow-dirty", "context-window", "cost-budget", "for", "heartbeat", "hook-timeout",
 	"init-timeout", "locale", "max-blocked", "max-fail", "max-features", "max-init-fail",
-	"max-iter", "max-requests", "min-features", "model", "no-commit", "no-progress", "regression-checks",
+	"max-iter", "max-requests", "min-features", "model", "no-commit", "no-progress", "protect", "regression-checks",
 	"request-timeout", "stall-timeout", "time-budget", "token-budget", "turn-timeout", "worktree",
 }
 
