@@ -100,6 +100,9 @@ func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
 	classifyAgentError(out, run, ctx.Err() != nil)
 	// Nothing the turn started may act once the referee looks.
 	c.endTurnProcesses(out, leftByTurn)
+	if _, err := c.checkHistory(ctx, out, "the turn"); err != nil {
+		return nil, err
+	}
 
 	agentFailed := len(out.failures) > 0
 	if !agentFailed && !out.cutShort() {
@@ -119,6 +122,9 @@ func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
 
 	base, phase := c.st.FeatureListBaseline, c.st.Phase
 	if err := c.refereeGuarded(ctx, out, res.FinalMessage, agentFailed, plan.git, res.OutputCut); err != nil {
+		return nil, err
+	}
+	if err := c.historyAfterVerify(ctx, out, base, phase); err != nil {
 		return nil, err
 	}
 	if err := c.checkConfigAfterVerify(out, plan.config, base, phase); err != nil {
