@@ -100,15 +100,15 @@ func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
 	classifyAgentError(out, run, ctx.Err() != nil)
 	// Nothing the turn started may act once the referee looks.
 	c.endTurnProcesses(out, leftByTurn)
-	if _, err := c.checkHistory(ctx, out, "the turn"); err != nil {
-		return nil, err
-	}
 
 	agentFailed := len(out.failures) > 0
 	if !agentFailed && !out.cutShort() {
 		// The agent had the turn: the notes were delivered. A turn that was
 		// cut short or never really ran keeps them for the next one.
 		c.st.Pending = harness.Pending{}
+	}
+	if _, err := c.checkHistory(ctx, out, "the turn"); err != nil {
+		return nil, err
 	}
 	if c.tampered() {
 		out.failAs(harness.FindingTampering, "state.json was modified during the turn; only grub writes it, and your change was discarded")
