@@ -44,7 +44,7 @@ func (g gitCommitter) Committed(_ context.Context, taskID string, iteration int)
 	if err != nil {
 		return false, err
 	}
-	return g.repo.TurnCommitted(taskID, iteration, g.store.Rel(g.store.Path(taskID, harness.FileState)), data)
+	return g.repo.TurnCommittedBy(taskID, iteration, g.store.Rel(g.store.Path(taskID, harness.FileState)), ownTurnCommit(g.store, taskID, data))
 }
 
 // gitChanges tells whether a turn changed the workspace from git's view of
