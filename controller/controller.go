@@ -71,6 +71,12 @@ type Options struct {
 	Committer Committer      // nil: no commits
 	Changes   ChangeDetector // nil: a fingerprint of the workspace files
 	GitGuard  GitGuard       // nil: git's hooks and config are not guarded (no repository)
+	// History, with a Committer, is the task's branch, which may only
+	// grow (history.go); nil: not checked.
+	History History
+	// AcceptHistory takes HEAD as the task's new base when the history
+	// changed since the last run (grub resume --accept-history).
+	AcceptHistory bool
 	Progress  io.Writer      // progress lines, when Events is nil; nil discards them
 	// Events receives the progress lines and the events of each turn
 	// (see Progress); nil means Lines(Progress).
@@ -232,6 +238,9 @@ func Run(ctx context.Context, o Options) (*harness.State, error) {
 		c.since = st.UpdatedAt
 	}
 	c.mark = c.now()
+	if err := c.startHistory(); err != nil {
+		return st, err
+	}
 	if st.RecordPending != nil {
 		if err := c.finishRecord(ctx); err != nil {
 			return st, err
@@ -324,6 +333,9 @@ func (c *Controller) prepare(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := c.advanceHistory(); err != nil {
+		return err
+	}
 	if err := c.store.EnsureGitignore(); err != nil {
 		return err
 	}
@@ -359,6 +371,9 @@ func (c *Controller) recoverUnknownTurn(ctx context.Context) error {
 	st.Pending.RecoveredUnknownTurn = true
 	out := &outcome{decision: d, phase: st.Phase}
 	if err := c.recoverGit(out); err != nil {
+		return err
+	}
+	if _, err := c.checkHistory(ctx, out, "the turn, which a crash interrupted,"); err != nil {
 		return err
 	}
 	if err := c.setAsidePlanted(out, "the turn"); err != nil {

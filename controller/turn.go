@@ -107,6 +107,9 @@ func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
 		// cut short or never really ran keeps them for the next one.
 		c.st.Pending = harness.Pending{}
 	}
+	if _, err := c.checkHistory(ctx, out, "the turn"); err != nil {
+		return nil, err
+	}
 	if c.tampered() {
 		out.failAs(harness.FindingTampering, "state.json was modified during the turn; only grub writes it, and your change was discarded")
 	}
@@ -119,6 +122,9 @@ func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
 
 	base, phase := c.st.FeatureListBaseline, c.st.Phase
 	if err := c.refereeGuarded(ctx, out, res.FinalMessage, agentFailed, plan.git, res.OutputCut); err != nil {
+		return nil, err
+	}
+	if err := c.historyAfterVerify(ctx, out, base, phase); err != nil {
 		return nil, err
 	}
 	if err := c.checkConfigAfterVerify(out, plan.config, base, phase); err != nil {
