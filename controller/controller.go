@@ -77,7 +77,7 @@ type Options struct {
 	// AcceptHistory takes HEAD as the task's new base when the history
 	// changed since the last run (grub resume --accept-history).
 	AcceptHistory bool
-	Progress  io.Writer      // progress lines, when Events is nil; nil discards them
+	Progress      io.Writer // progress lines, when Events is nil; nil discards them
 	// Events receives the progress lines and the events of each turn
 	// (see Progress); nil means Lines(Progress).
 	Events Progress

@@ -107,10 +107,13 @@ func (r *run) runHistory(a agent.Agent, h *fakeHistory, accept bool, lim harness
 func TestHistoryRewrittenByTheAgent(t *testing.T) {
 	t.Parallel()
 	for name, rewrite := range map[string]func(h *fakeHistory){
-		"reset":        func(h *fakeHistory) { h.refs["refs/heads/main"] = hc(0) },
-		"amend":        func(h *fakeHistory) { h.refs["refs/heads/main"] = hc(101); h.parent[hc(101)] = h.parent[hc(2)] },
-		"other branch": func(h *fakeHistory) { h.head = "refs/heads/other"; h.refs["refs/heads/other"] = h.refs["refs/heads/main"] },
-		"deleted":      func(h *fakeHistory) { delete(h.refs, "refs/heads/main") },
+		"reset": func(h *fakeHistory) { h.refs["refs/heads/main"] = hc(0) },
+		"amend": func(h *fakeHistory) { h.refs["refs/heads/main"] = hc(101); h.parent[hc(101)] = h.parent[hc(2)] },
+		"other branch": func(h *fakeHistory) {
+			h.head = "refs/heads/other"
+			h.refs["refs/heads/other"] = h.refs["refs/heads/main"]
+		},
+		"deleted": func(h *fakeHistory) { delete(h.refs, "refs/heads/main") },
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -27,16 +27,16 @@ type ResumeOptions struct {
 	// Sandbox applies the sandbox flags to the task's settings.
 	Sandbox func(*harness.Sandbox) error
 	// Hooks applies the hook flags to the task's hooks.
-	Hooks      func(*harness.Hooks) error
-	Slice      time.Duration // --for: how long this run may go on
+	Hooks func(*harness.Hooks) error
+	Slice time.Duration // --for: how long this run may go on
 	// AcceptHistory is --accept-history: git's history changed since
 	// the task's last run, and the user takes it as the task's new base.
 	AcceptHistory bool
 	JSON          bool
-	Heartbeat  time.Duration
-	NoProgress bool // --no-progress
-	Landlock   func() (int, bool)
-	Reap       bool
+	Heartbeat     time.Duration
+	NoProgress    bool // --no-progress
+	Landlock      func() (int, bool)
+	Reap          bool
 }
 
 // NewCmdResume builds grub resume. runF, when not nil, replaces the run
