@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"strings"
 
 	"github.com/grub-dev/grub/harness"
 	"github.com/grub-dev/grub/internal/gitx"
@@ -24,12 +25,32 @@ func (g gitHistory) Head() (harness.HistoryMark, error) {
 	return harness.HistoryMark{Branch: h.Branch, Commit: h.Commit}, err
 }
 
+// Check also names what hides the history from the user's git though
+// the refs are right (a replace ref, a planted shallow line: gitx.Hidden).
 func (g gitHistory) Check(m harness.HistoryMark) (string, error) {
 	problem, _, err := g.repo.CheckAppend(m.Branch, m.Commit)
-	return problem, err
+	if err != nil {
+		return "", err
+	}
+	hidden, err := g.repo.HiddenHistory(m.Commit)
+	if err != nil {
+		return "", err
+	}
+	return strings.Trim(problem+"; "+hidden.Problem(), "; "), nil
 }
 
 func (g gitHistory) Restore(ctx context.Context, m harness.HistoryMark, keepRef string) ([]string, error) {
-	keep := []string{g.store.Rel(g.store.Path(g.id, harness.FileState))}
-	return g.repo.RestoreHistory(ctx, m.Branch, m.Commit, keepRef, keep)
+	var kept []string
+	problem, _, err := g.repo.CheckAppend(m.Branch, m.Commit)
+	if err != nil {
+		return nil, err
+	}
+	if problem != "" {
+		keep := []string{g.store.Rel(g.store.Path(g.id, harness.FileState))}
+		if kept, err = g.repo.RestoreHistory(ctx, m.Branch, m.Commit, keepRef, keep); err != nil {
+			return kept, err
+		}
+	}
+	more, err := g.repo.UnhideHistory(m.Commit, keepRef)
+	return append(kept, more...), err
 }

@@ -16,6 +16,8 @@ import (
 //	delete-branch   git update-ref -d of the branch HEAD is on, then honest work
 //	detach          git checkout --detach HEAD~1 (the turn commit before the last), and report continue
 //	forge-commit    honest work, then a commit of it with grub's subject and trailers for this turn
+//	replace-commit  honest work, then git replace of grub's last turn commit by a forged root commit (packed)
+//	plant-shallow   honest work, then grub's last turn commit written into .git/shallow
 
 // git runs the git program in the workspace.
 func (a *fake) git(args ...string) (string, error) {
@@ -85,7 +87,7 @@ func (a *fake) rewriteAfter(behaviour, feature string) error {
 		_, err := a.git("commit", "-q", "-m", msg)
 		return err
 	}
-	return nil
+	return a.hideHistory(behaviour)
 }
 
 // taskFromHarness is the task id: the harness folder's name.
