@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +25,7 @@ type fakeHistory struct {
 	parent   map[string]string
 	n        int
 	kept     []string // the keep refs Restore was given
+	marker   string   // a file whose presence reads as a reset (for what init.sh does)
 }
 
 func newFakeHistory() *fakeHistory {
@@ -57,6 +60,9 @@ func (h *fakeHistory) Head() (harness.HistoryMark, error) {
 func (h *fakeHistory) Check(m harness.HistoryMark) (string, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if _, err := os.Stat(h.marker); h.marker != "" && err == nil {
+		return "reset (the marker is there)", nil
+	}
 	switch {
 	case m.Branch != "" && h.head != m.Branch:
 		return "HEAD is on " + h.head + " instead of " + m.Branch, nil
@@ -75,6 +81,9 @@ func (h *fakeHistory) Restore(_ context.Context, m harness.HistoryMark, keep str
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.kept = append(h.kept, keep)
+	if h.marker != "" {
+		_ = os.Remove(h.marker)
+	}
 	h.head, h.refs[m.Branch] = m.Branch, m.Commit
 	return []string{keep}, nil
 }
@@ -189,3 +198,43 @@ func TestHistoryChangedBetweenRuns(t *testing.T) {
 
 // hc is the fake history's n-th commit id.
 func hc(n int) string { return fmt.Sprintf("%040x", n) }
+
+// TestHistoryRewrittenByInitScript: init.sh, run by grub to verify a
+// flip, rewrites the history (here: leaves the marker the fake history
+// reads as a reset). The second check catches it after the verification:
+// the history is put back, the flip the verification accepted is undone,
+// and a later turn flips the feature again.
+func TestHistoryRewrittenByInitScript(t *testing.T) {
+	t.Parallel()
+	r := newTask(t, nil)
+	h := newFakeHistory()
+	h.marker = filepath.Join(r.store.Root, "REWRITE")
+	a := plantingAgent{Agent: r.agent("-features 2"), plant: map[int]func(agent.Turn) error{2: func(t agent.Turn) error {
+		f, err := os.OpenFile(filepath.Join(t.HarnessDir, "init.sh"), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(f, "test -e %s/turn3 || { touch %s; touch %s/turn3; }\n", t.HarnessDir, h.marker, t.HarnessDir)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}}}
+	st, err := r.runHistory(a, h, false, harness.LimitChanges{})
+	if err != nil {
+		t.Fatal(err, r.stderr.String())
+	}
+	if st.Status != harness.StatusComplete || st.CurrentIteration != 4 {
+		t.Fatalf("status %s after %d turns, want complete after 4\n%s", st.Status, st.CurrentIteration, r.stderr.String())
+	}
+	turns, err := r.store.LoadTurns(r.id)
+	if err != nil || len(turns) != 4 {
+		t.Fatalf("ledger: %v, %v", turns, err)
+	}
+	if turns[1].Flipped != "" || turns[1].Passing != 0 || !strings.Contains(turns[1].Findings[0].Text, "init.sh or a verify command, run by grub to verify the turn, rewrote git's history") {
+		t.Errorf("turn 2's ledger line: %+v", turns[1])
+	}
+	if len(h.kept) != 1 || h.kept[0] != fmt.Sprintf("refs/grub/%s/discarded/2", r.id) {
+		t.Errorf("keep refs %v", h.kept)
+	}
+}
