@@ -64,7 +64,7 @@ func (c *Controller) startHistory() error {
 	if c.st.History == nil {
 		return c.markHead("")
 	}
-	if c.st.AwaitingTurn {
+	if c.st.AwaitingTurn && !c.opts.AcceptHistory {
 		return nil
 	}
 	problem, err := h.Check(*c.st.History)
@@ -143,7 +143,7 @@ func (c *Controller) checkHistory(ctx context.Context, out *outcome, who string)
 	keep := fmt.Sprintf("refs/grub/%s/discarded/%d", c.st.ID, c.st.CurrentIteration)
 	kept, err := h.Restore(context.WithoutCancel(ctx), *m, keep)
 	if err != nil {
-		return true, fmt.Errorf("%s rewrote git's history (%s) and grub could not put it back: %w; check the branch with git log before running grub again", who, problem, err)
+		return true, fmt.Errorf("%s rewrote git's history (%s) and grub could not put it back: %w; check the branch with git log before running grub again (grub resume %s --accept-history takes the history as it is then)", who, problem, err, c.st.ID)
 	}
 	where := "grub's last turn commit " + short12(m.Commit)
 	if m.Branch != "" {

@@ -23,6 +23,18 @@ func (a *fake) hideHistory(behaviour string) error {
 		}
 		_, err = a.git("pack-refs", "--all")
 		return err
+	case "reset-prune":
+		first, err := a.git("rev-list", "--max-parents=0", "HEAD")
+		if err != nil {
+			return err
+		}
+		for _, args := range [][]string{{"reset", "-q", "--hard", first}, {"reflog", "expire", "--expire=now", "--all"},
+			{"gc", "-q", "--prune=now"}} {
+			if _, err := a.git(args...); err != nil {
+				return err
+			}
+		}
+		return nil
 	case "plant-shallow":
 		head, err := a.git("rev-parse", "HEAD")
 		if err != nil {

@@ -18,6 +18,7 @@ import (
 //	forge-commit    honest work, then a commit of it with grub's subject and trailers for this turn
 //	replace-commit  honest work, then git replace of grub's last turn commit by a forged root commit (packed)
 //	plant-shallow   honest work, then grub's last turn commit written into .git/shallow
+//	reset-prune     honest work, then git reset --hard to the first commit, reflog expire and gc --prune=now
 
 // git runs the git program in the workspace.
 func (a *fake) git(args ...string) (string, error) {
