@@ -32,6 +32,12 @@ func checkHistory(repo *gitx.Repo, id string, st *harness.State, add func(findin
 			Fix:     fmt.Sprintf("put it back (%s), or take the history as it is as the task's base: grub resume %s --accept-history", back, id)})
 		return
 	}
+	if hidden, err := repo.HiddenHistory(st.History.Commit); err == nil && hidden.Problem() != "" {
+		add(finding{Check: "history", Severity: findingProblem,
+			Message: "git shows another history than the task's commits hold: " + hidden.Problem(),
+			Fix:     fmt.Sprintf("remove it as said (the next run of grub resume %s removes it too, keeping the replacement under refs/grub/%s/discarded/)", id, id)})
+		return
+	}
 	add(finding{Check: "history", Severity: findingOK, Message: "HEAD is on the task's branch and descends from grub's last turn commit " + short(st.History.Commit)})
 }
 

@@ -18,7 +18,7 @@ import (
 // Hidden is what in the git directory makes git show another history
 // than the task's commits hold, though every ref is where grub left it:
 // a replace ref (git replace; loose or packed) of one of the commits of
-// the history or of a file or folder of its last commit's tree (git log,
+// the history or of a file or folder of its newest commit's tree (git log,
 // checkout, diff and archive then show the replacement), and a line of
 // .git/shallow that cuts the history at one of its commits whose parents
 // the repository holds (git log stops there, and git gc may prune what
@@ -33,7 +33,8 @@ type Hidden struct {
 // Problem says what was found, in words; "" when nothing.
 func (h Hidden) Problem() string { return strings.Join(h.problems, "; ") }
 
-// HiddenHistory looks for what hides the history of commit (see Hidden).
+// HiddenHistory looks for what hides the history of commit and of HEAD
+// (see Hidden).
 // It costs a stat and a read of packed-refs and shallow when there is
 // nothing to find.
 func (r *Repo) HiddenHistory(commit string) (Hidden, error) {
@@ -45,16 +46,30 @@ func (r *Repo) HiddenHistory(commit string) (Hidden, error) {
 	if err != nil {
 		return h, err
 	}
-	mark := plumbing.NewHash(commit)
-	if err := hiddenByReplace(g, st, mark, &h); err != nil {
+	tips := []plumbing.Hash{plumbing.NewHash(commit)}
+	if head, err := headCommit(g); err == nil && !head.IsZero() && head != tips[0] {
+		tips = append(tips, head) // commits on top are the history too once grub commits on them
+	}
+	if err := hiddenByReplace(g, st, tips, &h); err != nil {
 		return h, err
 	}
-	return h, hiddenByShallow(g, st, mark, &h)
+	return h, hiddenByShallow(g, st, tips, &h)
+}
+
+// inHistory reports whether c is one of tips or an ancestor of one.
+func inHistory(g *git.Repository, tips []plumbing.Hash, c plumbing.Hash) (bool, error) {
+	for _, t := range tips {
+		held, err := descends(g, t, c)
+		if err != nil || held {
+			return held, err
+		}
+	}
+	return false, nil
 }
 
 // hiddenByReplace adds the replace refs of the history's commits and of
 // the files and folders of mark's tree.
-func hiddenByReplace(g *git.Repository, st *filesystem.Storage, mark plumbing.Hash, h *Hidden) error {
+func hiddenByReplace(g *git.Repository, st *filesystem.Storage, tips []plumbing.Hash, h *Hidden) error {
 	if !hasReplaceRefs(st) {
 		return nil
 	}
@@ -71,7 +86,7 @@ func hiddenByReplace(g *git.Repository, st *filesystem.Storage, mark plumbing.Ha
 		}
 		replaced := plumbing.NewHash(id)
 		if _, err := object.GetCommit(st, replaced); err == nil {
-			if held, err := descends(g, mark, replaced); err != nil || !held {
+			if held, err := inHistory(g, tips, replaced); err != nil || !held {
 				return err
 			}
 			h.Replace = append(h.Replace, ref.Name())
@@ -79,7 +94,12 @@ func hiddenByReplace(g *git.Repository, st *filesystem.Storage, mark plumbing.Ha
 			return nil
 		}
 		if inTree == nil {
-			inTree = treeObjects(st, mark)
+			inTree = map[plumbing.Hash]bool{}
+			for _, t := range tips {
+				for o := range treeObjects(st, t) {
+					inTree[o] = true
+				}
+			}
 		}
 		if inTree[replaced] {
 			h.Replace = append(h.Replace, ref.Name())
@@ -132,7 +152,7 @@ func treeObjects(st *filesystem.Storage, commit plumbing.Hash) map[plumbing.Hash
 // hiddenByShallow adds the lines of .git/shallow that name a commit of
 // mark's history whose parents are all in the repository: a real shallow
 // clone's boundary has its parents missing.
-func hiddenByShallow(g *git.Repository, st *filesystem.Storage, mark plumbing.Hash, h *Hidden) error {
+func hiddenByShallow(g *git.Repository, st *filesystem.Storage, tips []plumbing.Hash, h *Hidden) error {
 	for _, id := range shallowLines(st) {
 		c, err := object.GetCommit(st, id)
 		if err != nil || len(c.ParentHashes) == 0 {
@@ -147,7 +167,7 @@ func hiddenByShallow(g *git.Repository, st *filesystem.Storage, mark plumbing.Ha
 		if !present {
 			continue // a shallow clone's boundary
 		}
-		held, err := descends(g, mark, id)
+		held, err := inHistory(g, tips, id)
 		if err != nil {
 			return err
 		}
