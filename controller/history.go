@@ -54,8 +54,10 @@ func (e *HistoryRewrittenError) Error() string {
 // committed. A task without a mark (new, or from an older grub) takes
 // HEAD as it is. A turn a crash cut short is checked by its recovery
 // (recoverUnknownTurn): whatever happened since is the agent's. Else the
-// last run ended cleanly and the change is the user's: refused, unless
-// Options.AcceptHistory.
+// last run ended cleanly and the change is the user's: HEAD on another
+// branch that still holds grub's last turn commit is taken (a clone on
+// another machine checks out its own branch); a history without it, or a
+// detached HEAD, is refused, unless Options.AcceptHistory.
 func (c *Controller) startHistory() error {
 	h := c.opts.History
 	if h == nil || c.opts.Committer == nil {
@@ -70,6 +72,18 @@ func (c *Controller) startHistory() error {
 	problem, err := h.Check(*c.st.History)
 	if err != nil || problem == "" {
 		return err
+	}
+	if c.st.History.Branch != "" {
+		// Between runs the branch is the checkout's (a clone on another
+		// machine, a branch renamed, one of the user's on top): what
+		// matters is that HEAD, on a branch, still holds grub's commits.
+		other, err := h.Check(harness.HistoryMark{Commit: c.st.History.Commit})
+		head, herr := h.Head()
+		if err == nil && herr == nil && other == "" && head.Branch != "" {
+			c.say("HEAD is on %s, which holds the task's history: the task goes on there", strings.TrimPrefix(head.Branch, "refs/heads/"))
+			c.st.History.Branch = head.Branch
+			return nil
+		}
 	}
 	if !c.opts.AcceptHistory {
 		return &HistoryRewrittenError{TaskID: c.st.ID, Problem: problem, Mark: *c.st.History}
