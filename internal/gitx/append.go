@@ -132,11 +132,34 @@ func descends(g *git.Repository, c, a plumbing.Hash) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("read commit %s: %w", c, err)
 	}
-	ac, err := g.CommitObject(a)
-	if err != nil {
+	if _, err := g.CommitObject(a); err != nil {
 		return false, nil // the commit grub recorded is gone: not an ancestor
 	}
-	return ac.IsAncestor(cc)
+	// Breadth first from c. A parent the repository does not hold (a
+	// shallow clone's boundary: CI checkouts are often shallow) ends its
+	// line; go-git's IsAncestor fails there with "object not found".
+	seen := map[plumbing.Hash]bool{c: true}
+	queue := cc.ParentHashes
+	for len(queue) > 0 {
+		h := queue[0]
+		queue = queue[1:]
+		if h == a {
+			return true, nil
+		}
+		if seen[h] {
+			continue
+		}
+		seen[h] = true
+		p, err := g.CommitObject(h)
+		if errors.Is(err, plumbing.ErrObjectNotFound) {
+			continue
+		}
+		if err != nil {
+			return false, fmt.Errorf("read commit %s: %w", h, err)
+		}
+		queue = append(queue, p.ParentHashes...)
+	}
+	return false, nil
 }
 
 // RestoreHistory puts branch back at commit and HEAD on it (detached at

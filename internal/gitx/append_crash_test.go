@@ -87,3 +87,41 @@ func TestRestoreHistoryAfterCrashMidway(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckAppendShallowClone: in a shallow clone (a CI checkout), a
+// reset below grub's last turn commit is a departure grub names and puts
+// back, not an error on the missing parent at the clone's boundary (go-git's
+// IsAncestor: "object not found", which stopped the run).
+func TestCheckAppendShallowClone(t *testing.T) {
+	run := gitBin(t)
+	src := gitCommittedRepo(t, run, map[string]string{"a.txt": "1\n"})
+	run(src, "branch", "-M", "main")
+	for i := range 4 {
+		write(t, src, map[string]string{"a.txt": strings.Repeat("x", i+2) + "\n"})
+		run(src, "commit", "-qam", "turn")
+	}
+	clone := t.TempDir()
+	run(clone, "clone", "-q", "--depth", "2", "file://"+src, ".")
+	mark := strings.TrimSpace(run(clone, "rev-parse", "HEAD"))
+	r := mustOpen(t, clone)
+	// Commits on top are fine, as in a full clone.
+	write(t, clone, map[string]string{"b.txt": "agent\n"})
+	run(clone, "add", "-A")
+	run(clone, "commit", "-q", "-m", "agent")
+	if p := mustCheckAppend(t, r, "refs/heads/main", mark); p != "" {
+		t.Fatalf("a commit on top: %s", p)
+	}
+	run(clone, "reset", "-q", "--hard", "HEAD~2") // the boundary commit
+	if p := mustCheckAppend(t, r, "refs/heads/main", mark); !strings.Contains(p, "no longer descends") {
+		t.Fatalf("reset in a shallow clone: %q", p)
+	}
+	if _, err := r.RestoreHistory(context.Background(), "refs/heads/main", mark, "refs/grub/t/discarded/3", nil); err != nil {
+		t.Fatal(err)
+	}
+	if p := mustCheckAppend(t, r, "refs/heads/main", mark); p != "" {
+		t.Fatalf("after the restore: %s", p)
+	}
+	if h, err := r.HiddenHistory(mark); err != nil || h.Problem() != "" {
+		t.Fatalf("the clone's own shallow boundary: %q, %v", h.Problem(), err)
+	}
+}
