@@ -238,6 +238,7 @@ func Run(ctx context.Context, o Options) (*harness.State, error) {
 		c.since = st.UpdatedAt
 	}
 	c.mark = c.now()
+	c.notedMark()
 	if err := c.startHistory(); err != nil {
 		return st, err
 	}
