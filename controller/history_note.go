@@ -17,22 +17,11 @@ func (c *Controller) noteTurnCommit(iteration int, hash string) {
 	}
 }
 
-// notedMark is, when a run starts, the mark to check the history against:
-// the noted turn commit when it is the commit of the record state still
-// holds as pending (the last run ended after committing it, and state was
-// not written since with its hash), else state's own mark. So a reset,
-// amend or deletion of the last turn commit between runs is seen like
-// one of any earlier turn commit.
+// notedMark sets state's mark, when a run starts, to the one to check
+// the history against (harness.Store.StartMark): the noted turn commit
+// of the record state still holds as pending, so a reset or amend of the
+// last turn commit between runs is seen like one of any earlier turn
+// commit.
 func (c *Controller) notedMark() {
-	st := c.st
-	if st.History == nil || st.RecordPending == nil || st.AwaitingTurn || c.store.Private == "" {
-		return
-	}
-	n, ok, err := c.store.LoadTurnCommit(st.ID)
-	if err != nil || !ok || n.Iteration != st.RecordPending.Iteration || n.Iteration != st.CurrentIteration ||
-		n.Mark.Branch != st.History.Branch || n.Mark.Commit == "" {
-		return
-	}
-	m := n.Mark
-	st.History = &m
+	c.st.History = c.store.StartMark(c.st)
 }

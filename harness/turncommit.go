@@ -62,3 +62,21 @@ func (s *Store) LoadTurnCommit(id string) (n TurnCommitNote, ok bool, err error)
 	}
 	return n, true, nil
 }
+
+// StartMark is the mark a run starting on st checks the history against
+// (and grub doctor): the noted turn commit when it is the commit of the
+// record st still holds as pending (the last run ended after committing
+// it, and state was not written since with its hash), else st's own
+// mark; nil when st has none. A turn left awaiting has st's mark, written
+// when the turn started.
+func (s *Store) StartMark(st *State) *HistoryMark {
+	if st.History == nil || st.RecordPending == nil || st.AwaitingTurn || s.Private == "" {
+		return st.History
+	}
+	n, ok, err := s.LoadTurnCommit(st.ID)
+	if err != nil || !ok || n.Iteration != st.RecordPending.Iteration || n.Iteration != st.CurrentIteration ||
+		n.Mark.Branch != st.History.Branch || n.Mark.Commit == "" {
+		return st.History
+	}
+	return &n.Mark
+}

@@ -46,7 +46,7 @@ func inspectTask(store *harness.Store, repo *gitx.Repo, repoErr error, id string
 			add(finding{Check: "git", Severity: findingProblem, Message: repoErr.Error(), Fix: "check the repository with git status"})
 		} else {
 			checkGit(repoFor(repo, st), id, st, done, add)
-			checkHistory(repoFor(repo, st), id, st, add)
+			checkHistory(store, repoFor(repo, st), id, st, add)
 		}
 		checkRecord(store, repoFor(repo, st), id, st, done, add)
 	}

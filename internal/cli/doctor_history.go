@@ -10,35 +10,37 @@ import (
 )
 
 // checkHistory says whether git's history still holds grub's last turn
-// commit, with HEAD on the task's branch (State.History), as the next
-// run will check.
-func checkHistory(repo *gitx.Repo, id string, st *harness.State, add func(finding)) {
+// commit, with HEAD on the task's branch (State.History, or the turn
+// commit noted since: harness.Store.StartMark), as the next run will
+// check.
+func checkHistory(store *harness.Store, repo *gitx.Repo, id string, st *harness.State, add func(finding)) {
 	if repo == nil || st.History == nil {
 		return
 	}
-	problem, _, err := repo.CheckAppend(st.History.Branch, st.History.Commit)
+	mark := store.StartMark(st) // the next run's
+	problem, _, err := repo.CheckAppend(mark.Branch, mark.Commit)
 	if err != nil {
 		add(finding{Check: "history", Severity: findingProblem, Message: err.Error(), Fix: "check the repository with git log"})
 		return
 	}
 	if problem != "" {
-		branch := strings.TrimPrefix(st.History.Branch, "refs/heads/")
-		back := "git checkout --detach " + st.History.Commit
+		branch := strings.TrimPrefix(mark.Branch, "refs/heads/")
+		back := "git checkout --detach " + mark.Commit
 		if branch != "" {
-			back = fmt.Sprintf("git branch -f %s %s && git checkout %s", branch, st.History.Commit, branch)
+			back = fmt.Sprintf("git branch -f %s %s && git checkout %s", branch, mark.Commit, branch)
 		}
 		add(finding{Check: "history", Severity: findingProblem,
 			Message: "git's history no longer holds grub's last turn commit: " + problem,
 			Fix:     fmt.Sprintf("put it back (%s), or take the history as it is as the task's base: grub resume %s --accept-history", back, id)})
 		return
 	}
-	if hidden, err := repo.HiddenHistory(st.History.Commit); err == nil && hidden.Problem() != "" {
+	if hidden, err := repo.HiddenHistory(mark.Commit); err == nil && hidden.Problem() != "" {
 		add(finding{Check: "history", Severity: findingProblem,
 			Message: "git shows another history than the task's commits hold: " + hidden.Problem(),
 			Fix:     fmt.Sprintf("remove it as said (the next run of grub resume %s removes it too, keeping the replacement under refs/grub/%s/discarded/)", id, id)})
 		return
 	}
-	add(finding{Check: "history", Severity: findingOK, Message: "HEAD is on the task's branch and descends from grub's last turn commit " + short(st.History.Commit)})
+	add(finding{Check: "history", Severity: findingOK, Message: "HEAD is on the task's branch and descends from grub's last turn commit " + short(mark.Commit)})
 }
 
 // checkRecord checks the ledger (turns.jsonl), the progress log and the
