@@ -69,12 +69,17 @@ func checkRecord(store *harness.Store, repo *gitx.Repo, id string, st *harness.S
 			return // said by the git check
 		}
 	}
-	msgs := recordDisagreements(logged, ledger, hist, done, st.CurrentIteration, len(turns) > 0)
+	msgs, gaps := recordDisagreements(logged, ledger, hist, done, st.CurrentIteration, len(turns) > 0)
+	fix := "the record was rewritten or a step of it is missing: compare with git log -p -- " + store.Rel(store.Dir(id)) + " and git reflog; grub's own commits hold the record as it wrote it"
 	for _, m := range msgs {
-		add(finding{Check: "record", Severity: findingProblem, Message: m,
-			Fix: "the record was rewritten or a step of it is missing: compare with git log -p -- " + store.Rel(store.Dir(id)) + " and git reflog; grub's own commits hold the record as it wrote it"})
+		add(finding{Check: "record", Severity: findingProblem, Message: m, Fix: fix})
 	}
-	if len(msgs) == 0 {
+	for _, m := range gaps {
+		// A ledger line is written after the turn's entry, and tasks of
+		// an older grub have none for their early turns: a warning.
+		add(finding{Check: "record", Severity: findingWarning, Message: m, Fix: fix})
+	}
+	if len(msgs)+len(gaps) == 0 {
 		add(finding{Check: "record", Severity: findingOK, Message: fmt.Sprintf("the ledger, the progress log and the commits agree on the %d turns done", max(done, 0))})
 	}
 }
@@ -82,12 +87,11 @@ func checkRecord(store *harness.Store, repo *gitx.Repo, id string, st *harness.S
 // recordDisagreements lists what the three records say differently.
 // withLedger is false for a task from before the ledger: it is not
 // compared then.
-func recordDisagreements(logged map[int]int, ledger map[int]harness.TurnRecord, hist []gitx.HistoryEntry, done, current int, withLedger bool) []string {
+func recordDisagreements(logged map[int]int, ledger map[int]harness.TurnRecord, hist []gitx.HistoryEntry, done, current int, withLedger bool) (msgs, gaps []string) {
 	commits := map[int][]gitx.HistoryEntry{}
 	for _, h := range hist {
 		commits[h.Iteration] = append(commits[h.Iteration], h)
 	}
-	var msgs []string
 	var noLedger, noLog, twice, beyond []int
 	for n := 1; n <= done; n++ {
 		_, inLedger := ledger[n]
@@ -114,10 +118,10 @@ func recordDisagreements(logged map[int]int, ledger map[int]harness.TurnRecord, 
 	}
 	sort.Strings(msgs)
 	if len(noLedger) > 0 {
-		msgs = append(msgs, fmt.Sprintf("turn(s) %v are in the progress log but have no line in turns.jsonl", noLedger))
+		gaps = append(gaps, fmt.Sprintf("turn(s) %v are in the progress log but have no line in turns.jsonl", noLedger))
 	}
 	if len(noLog) > 0 {
-		msgs = append(msgs, fmt.Sprintf("turn(s) %v have a line in turns.jsonl but no entry in the progress log", noLog))
+		gaps = append(gaps, fmt.Sprintf("turn(s) %v have a line in turns.jsonl but no entry in the progress log", noLog))
 	}
 	if len(twice) > 0 {
 		msgs = append(msgs, fmt.Sprintf("turn(s) %v have more than one commit with grub's trailers: one is not grub's", twice))
@@ -125,7 +129,7 @@ func recordDisagreements(logged map[int]int, ledger map[int]harness.TurnRecord, 
 	if len(beyond) > 0 {
 		msgs = append(msgs, fmt.Sprintf("commit(s) with grub's trailers for turn(s) %v, beyond the %d state.json counts: not grub's", beyond, current))
 	}
-	return append(msgs, trailerDisagreements(ledger, commits, done)...)
+	return append(msgs, trailerDisagreements(ledger, commits, done)...), gaps
 }
 
 // trailerDisagreements compares each turn's commit with its ledger line.
