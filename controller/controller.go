@@ -71,7 +71,13 @@ type Options struct {
 	Committer Committer      // nil: no commits
 	Changes   ChangeDetector // nil: a fingerprint of the workspace files
 	GitGuard  GitGuard       // nil: git's hooks and config are not guarded (no repository)
-	Progress  io.Writer      // progress lines, when Events is nil; nil discards them
+	// History, with a Committer, is the task's branch, which may only
+	// grow (history.go); nil: not checked.
+	History History
+	// AcceptHistory takes HEAD as the task's new base when the history
+	// changed since the last run (grub resume --accept-history).
+	AcceptHistory bool
+	Progress      io.Writer // progress lines, when Events is nil; nil discards them
 	// Events receives the progress lines and the events of each turn
 	// (see Progress); nil means Lines(Progress).
 	Events Progress
@@ -232,6 +238,10 @@ func Run(ctx context.Context, o Options) (*harness.State, error) {
 		c.since = st.UpdatedAt
 	}
 	c.mark = c.now()
+	c.notedMark()
+	if err := c.startHistory(); err != nil {
+		return st, err
+	}
 	if st.RecordPending != nil {
 		if err := c.finishRecord(ctx); err != nil {
 			return st, err
@@ -322,13 +332,21 @@ func (c *Controller) prepare(ctx context.Context) error {
 	if err := c.store.EnsureGitignore(); err != nil {
 		return err
 	}
-	if st.AwaitingTurn {
-		// The lost turn's record reconciles first (recoverUnknownTurn).
+	awaiting := st.AwaitingTurn
+	if awaiting {
+		// The lost turn's record reconciles first (recoverUnknownTurn),
+		// and puts back a history the agent rewrote before the crash.
 		if err := c.recoverUnknownTurn(ctx); err != nil {
 			return err
 		}
-	} else if err := c.reconcile(ctx); err != nil {
+	}
+	if err := c.advanceHistory(); err != nil {
 		return err
+	}
+	if !awaiting {
+		if err := c.reconcile(ctx); err != nil {
+			return err
+		}
 	}
 	return c.persist()
 }
@@ -370,6 +388,9 @@ func (c *Controller) recoverUnknownTurn(ctx context.Context) error {
 		return err
 	}
 	if err := c.recoverConfig(out); err != nil {
+		return err
+	}
+	if _, err := c.checkHistory(ctx, out, "the turn, which a crash interrupted,"); err != nil {
 		return err
 	}
 	if err := c.setAsidePlanted(out, "the turn"); err != nil {

@@ -125,6 +125,9 @@ func (c *Controller) refereeGuarded(ctx context.Context, out *outcome, message s
 	if _, err := c.guardGit(out, snap, "the turn"); err != nil {
 		return err
 	}
+	if _, err := c.checkHistory(ctx, out, "the turn"); err != nil {
+		return err // after the guard, which names a removed .git
+	}
 	st := c.st
 	base, phase := st.FeatureListBaseline, st.Phase
 	if err := c.referee(ctx, out, message, agentFailed, outputCut); err != nil {

@@ -172,6 +172,8 @@ func (c *Controller) commit(ctx context.Context, p *harness.PendingRecord, resum
 	}
 	c.warnLeftOut(rep)
 	c.turnCommit = rep.Hash
+	c.committedHistory(rep.Hash)
+	c.noteTurnCommit(p.Iteration, rep.Hash)
 }
 
 // appendLedger appends the turn's line of the ledger saved with its

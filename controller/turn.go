@@ -129,6 +129,9 @@ func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
 	if err := c.refereeGuarded(ctx, out, res.FinalMessage, agentFailed, plan.git, res.OutputCut); err != nil {
 		return nil, err
 	}
+	if err := c.historyAfterVerify(ctx, out, base, phase); err != nil {
+		return nil, err
+	}
 	if err := c.checkConfigAfterVerify(out, plan.config, base, phase); err != nil {
 		return nil, err
 	}

@@ -78,6 +78,10 @@ type State struct {
 	// Hooks are the user's commands run after each turn and when the task
 	// stops; absent (zero) in files written before them.
 	Hooks Hooks `json:"hooks,omitzero"`
+	// History is where the task's history stands in git: its branch and
+	// grub's last turn commit (history.go); nil before the task's first
+	// run with a repository, and in files written before it.
+	History *HistoryMark `json:"history,omitempty"`
 	// FeatureListBaseline is the last feature list the controller
 	// accepted. It is kept in files of its own, which AcceptedList names
 	// (see accepted.go); state files written before those held it here,

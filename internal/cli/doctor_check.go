@@ -46,8 +46,10 @@ func inspectTask(store *harness.Store, repo *gitx.Repo, repoErr error, id string
 			add(finding{Check: "git", Severity: findingProblem, Message: repoErr.Error(), Fix: "check the repository with git status"})
 		} else {
 			checkGit(repoFor(repo, st), id, st, done, add)
+			checkHistory(store, repoFor(repo, st), id, st, add)
 		}
 		checkRecord(store, repoFor(repo, st), id, st, done, add)
+		checkRecordCommits(store, repoFor(repo, st), id, st, done, add)
 	}
 	checkGitPrograms(store.Root, add)
 	rep.Healthy = true
@@ -286,7 +288,7 @@ func checkGit(repo *gitx.Repo, id string, st *harness.State, done int, add func(
 	if len(older) > 0 {
 		ok = false
 		add(finding{Check: "git", Severity: findingWarning, Message: fmt.Sprintf("turn(s) %v have no commit of their own", older),
-			Fix: "nothing to do: grub never rewrites history, and a later turn's commit holds their files"})
+			Fix: "a commit failed, or the history was rewritten (a reset, an amend, a rebase): look at git log and git reflog; a later turn's commit holds their files"})
 	}
 	if ok {
 		add(finding{Check: "git", Severity: findingOK, Message: fmt.Sprintf("one commit for each of the %d turns done", max(done, 0))})

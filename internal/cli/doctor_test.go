@@ -129,6 +129,7 @@ func TestDoctorMissingStateRebuiltFromFiles(t *testing.T) {
 	e.store.SaveFeatureList(docID, list)
 	e.logTurn(1)
 	e.logTurn(2)
+	ledgerTurn(t, e, 1) // a line per turn, as the controller writes them
 	verifiedFlip(t, e, 2, "login-form")
 	os.Remove(e.store.Path(docID, harness.FileState))
 	code, o, _ := e.doctor()
@@ -145,6 +146,16 @@ func TestDoctorMissingStateRebuiltFromFiles(t *testing.T) {
 	}
 	if code, out, _ := e.run("list"); code != 0 || !strings.Contains(out, docID+"  paused") {
 		t.Errorf("list after the repair = %d\n%s", code, out)
+	}
+}
+
+// ledgerTurn appends the ledger line of turn n, which flipped nothing.
+func ledgerTurn(t *testing.T, e *testEnv, n int) {
+	t.Helper()
+	err := e.store.AppendTurn(docID, harness.TurnRecord{Iteration: n, Phase: harness.PhaseExecution,
+		Decision: loopstate.Continue, Summary: "did a thing", Status: harness.StatusRunning, Time: time.Now().UTC()})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -171,7 +182,9 @@ func TestDoctorResetsUnverifiedFlips(t *testing.T) {
 	e.logTurn(1)
 	e.logTurn(2)
 	e.logTurn(3)
+	ledgerTurn(t, e, 1)
 	verifiedFlip(t, e, 2, "login-form")
+	ledgerTurn(t, e, 3)
 	os.Remove(e.store.Path(docID, harness.FileState))
 	code, o, stderr := e.doctor("--repair")
 	if code != 0 || !o.Healthy || !strings.Contains(stderr, "feature-list.json marks logout passing, but no turn's line in turns.jsonl nor a turn commit's Grub-Verified trailer says grub verified it: reset to pending") {

@@ -35,9 +35,16 @@ func (g gitCommitter) Commit(ctx context.Context, c controller.Commit) (controll
 	return rep, err
 }
 
+// Committed recognises grub's own commit of the turn, not any commit with
+// its trailers (which an agent can write): the commit holds the task's
+// state.json exactly as it is on disk, which grub wrote for the turn's
+// record just before committing it (gitx.Repo.TurnCommitted).
 func (g gitCommitter) Committed(_ context.Context, taskID string, iteration int) (bool, error) {
-	last, ok, err := g.repo.LastTurn(taskID)
-	return ok && last.Iteration >= iteration, err
+	data, err := g.store.StateBytes(taskID)
+	if err != nil {
+		return false, err
+	}
+	return g.repo.TurnCommittedBy(taskID, iteration, g.store.Rel(g.store.Path(taskID, harness.FileState)), ownTurnCommit(g.store, taskID, data))
 }
 
 // gitChanges tells whether a turn changed the workspace from git's view of

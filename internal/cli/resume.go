@@ -27,13 +27,16 @@ type ResumeOptions struct {
 	// Sandbox applies the sandbox flags to the task's settings.
 	Sandbox func(*harness.Sandbox) error
 	// Hooks applies the hook flags to the task's hooks.
-	Hooks      func(*harness.Hooks) error
-	Slice      time.Duration // --for: how long this run may go on
-	JSON       bool
-	Heartbeat  time.Duration
-	NoProgress bool // --no-progress
-	Landlock   func() (int, bool)
-	Reap       bool
+	Hooks func(*harness.Hooks) error
+	Slice time.Duration // --for: how long this run may go on
+	// AcceptHistory is --accept-history: git's history changed since
+	// the task's last run, and the user takes it as the task's new base.
+	AcceptHistory bool
+	JSON          bool
+	Heartbeat     time.Duration
+	NoProgress    bool // --no-progress
+	Landlock      func() (int, bool)
+	Reap          bool
 }
 
 // NewCmdResume builds grub resume. runF, when not nil, replaces the run
@@ -77,7 +80,13 @@ otherwise.
 task paused (exit 5) with its state committed, so that the next run, here or
 on another machine (a CI job with the task's branch), continues it with
 grub resume. --on-turn, --on-stop and --hook-timeout change the task's
-hooks (see grub start --help); the task keeps the ones it has otherwise.`,
+hooks (see grub start --help); the task keeps the ones it has otherwise.
+
+grub's history only grows: a resume refuses to start when HEAD is no longer
+on the task's branch or no longer descends from grub's last turn commit
+(a reset, an amend, a rebase, another branch checked out since the last
+run). Put the branch back, or pass --accept-history to take the history as
+it is now as the task's new base.`,
 		Example: `  grub resume
   grub resume 0a1b2c3d --max-iter 40
   grub resume --time-budget 2h --agent-cmd 'my-agent --headless'
@@ -113,6 +122,7 @@ hooks (see grub start --help); the task keeps the ones it has otherwise.`,
 	rf.register(cmd)
 	hf.register(cmd)
 	sl.register(cmd)
+	cmd.Flags().BoolVar(&opts.AcceptHistory, "accept-history", false, "take git's history as it is now as the task's base, when it changed since the last run")
 	return cmd
 }
 
@@ -198,7 +208,7 @@ func resumeRun(opts *ResumeOptions) error {
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "grub: resuming task %s at iteration %d (%s)%s\n", id, st.CurrentIteration, st.Status, slice)
 	return runTask(ctxOr(opts.Ctx), runOptions{IO: opts.IO, Store: store, ID: id, Limits: opts.Limits, Now: opts.Now, Getenv: opts.Getenv, JSON: opts.JSON, Heartbeat: opts.Heartbeat, NoProgress: opts.NoProgress,
-		Landlock: opts.Landlock, Reap: opts.Reap, Slice: opts.Slice})
+		Landlock: opts.Landlock, Reap: opts.Reap, Slice: opts.Slice, AcceptHistory: opts.AcceptHistory})
 }
 
 // recordWritten reports whether the last turn's record that state holds
@@ -216,8 +226,8 @@ func recordWritten(store *harness.Store, st *harness.State) bool {
 	if err != nil || repo == nil || st.NoCommit {
 		return err == nil
 	}
-	last, ok, err := repo.LastTurn(st.ID)
-	return err == nil && ok && last.Iteration >= p.Iteration
+	done, err := gitCommitter{repo, store}.Committed(context.Background(), st.ID, p.Iteration)
+	return err == nil && done
 }
 
 // checkResumeTrust refuses a resume of an untrusted task (checkTaskTrust)

@@ -293,6 +293,8 @@ type runOptions struct {
 	NoProgress bool
 	// Slice is --for: how long this run may go on (0: until the task stops).
 	Slice time.Duration
+	// AcceptHistory is resume's --accept-history.
+	AcceptHistory bool
 }
 
 // runTask runs the controller in the foreground until the task stops, with
@@ -349,6 +351,8 @@ func runTask(ctx context.Context, o runOptions) error {
 		Wrap:      wrap,
 		Env:       env,
 		Slice:     o.Slice,
+
+		AcceptHistory: o.AcceptHistory,
 	}
 	copts.Events, copts.Redraw = progressFor(o.IO, liveProgress(o.IO, o.Getenv, o.NoProgress))
 	if o.Reap && becomeReaper() {
@@ -368,6 +372,7 @@ func runTask(ctx context.Context, o runOptions) error {
 			return err
 		}
 		copts.Committer, copts.Changes = gitCommitter{repo, o.Store}, gitChanges{repo}
+		copts.History = gitHistory{repo, o.Store, o.ID}
 	}
 	if repo != nil {
 		copts.GitGuard = gitGuard{repo}

@@ -55,8 +55,9 @@ import (
 //	list-dir          replace feature-list.json with a folder
 //	scribble          overwrite state.json with garbage, sleep (-sleep), then do honest work
 //
-// and the cheats on grub's record and on protected files (record.go), each
-// followed by honest work.
+// the cheats on grub's record and on protected files (record.go), each
+// followed by honest work, and those that rewrite git's history
+// (history.go).
 func Main() int { return MainArgs(os.Args[1:]) }
 
 // Script is what the fake agent plays, as its flags set it.
@@ -326,12 +327,18 @@ func (a *fake) execute(behaviour string) int {
 	if err := a.cheat(behaviour); err != nil {
 		return a.fail(err)
 	}
+	if code, done := a.rewriteBefore(behaviour); done {
+		return code
+	}
 	next := l.FirstPending()
 	if next == nil {
 		a.say("complete", "all features pass", "", "")
 		return 0
 	}
 	if err := a.work(l, next, behaviour); err != nil {
+		return a.fail(err)
+	}
+	if err := a.rewriteAfter(behaviour, next.ID); err != nil {
 		return a.fail(err)
 	}
 	a.report(l, next, behaviour)

@@ -217,6 +217,16 @@ func setRef(st *filesystem.Storage, ref plumbing.ReferenceName, old, new plumbin
 	case cur.Type() != plumbing.HashReference || cur.Hash() != old:
 		return fmt.Errorf("%s has changed", ref)
 	}
+	return writeRefFile(st, ref, new, sync)
+}
+
+// writeRef points ref at new whatever it held (a symbolic ref, a packed
+// one, none), as setRef writes it.
+func writeRef(st *filesystem.Storage, ref plumbing.ReferenceName, new plumbing.Hash) error {
+	return writeRefFile(st, ref, new, false)
+}
+
+func writeRefFile(st *filesystem.Storage, ref plumbing.ReferenceName, new plumbing.Hash, sync bool) error {
 	fs := st.Filesystem()
 	name := filepath.FromSlash(ref.String())
 	dir := filepath.Dir(name)
