@@ -15,7 +15,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
@@ -441,38 +440,6 @@ func (r *Repo) removeTracked(name string) {
 // can know beforehand. Trailers alone prove nothing: an agent can write
 // them. The walk stops at the task's first commit of an earlier turn.
 func (r *Repo) TurnCommitted(taskID string, iteration int, path string, content []byte) (bool, error) {
-	g, _, err := r.open()
-	if err != nil {
-		return false, err
-	}
-	head, err := headCommit(g)
-	if err != nil || head.IsZero() {
-		return false, err
-	}
-	iter, err := g.Log(&git.LogOptions{From: head})
-	if err != nil {
-		return false, fmt.Errorf("read the history from HEAD: %w", err)
-	}
-	defer iter.Close()
 	want := plumbing.ComputeHash(plumbing.BlobObject, content)
-	name := pathJoin(r.prefix, path)
-	found := false
-	err = iter.ForEach(func(c *object.Commit) error {
-		t, ok := parseTurn(c.Message)
-		if !ok || t.TaskID != taskID || t.Iteration > iteration {
-			return nil
-		}
-		if t.Iteration < iteration {
-			return storer.ErrStop
-		}
-		if f, err := c.File(name); err == nil && f.Hash == want {
-			found = true
-			return storer.ErrStop
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, storer.ErrStop) {
-		return false, fmt.Errorf("read the history from HEAD: %w", err)
-	}
-	return found, nil
+	return r.turnCommitWhere(taskID, iteration, path, func(f *object.File) bool { return f.Hash == want })
 }

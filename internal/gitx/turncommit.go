@@ -16,6 +16,18 @@ import (
 // and of later turns (which an agent may forge), and stops at the task's
 // first commit of an earlier turn.
 func (r *Repo) TurnCommittedBy(taskID string, iteration int, path string, match func(content []byte) bool) (bool, error) {
+	return r.turnCommitWhere(taskID, iteration, path, func(f *object.File) bool {
+		content, err := f.Contents()
+		return err == nil && match([]byte(content))
+	})
+}
+
+// turnCommitWhere walks from HEAD for a commit of turn iteration of
+// taskID whose file at path (workspace-relative) is, by match, grub's:
+// commits of other tasks and of later turns (which an agent may forge)
+// are skipped, and the walk stops at the task's first commit of an
+// earlier turn. A commit without the file is not grub's.
+func (r *Repo) turnCommitWhere(taskID string, iteration int, path string, match func(*object.File) bool) (bool, error) {
 	g, _, err := r.open()
 	if err != nil {
 		return false, err
@@ -39,12 +51,7 @@ func (r *Repo) TurnCommittedBy(taskID string, iteration int, path string, match 
 		if t.Iteration < iteration {
 			return storer.ErrStop
 		}
-		f, err := c.File(name)
-		if err != nil {
-			return nil // a commit without the file is not grub's
-		}
-		content, err := f.Contents()
-		if err == nil && match([]byte(content)) {
+		if f, err := c.File(name); err == nil && match(f) {
 			found = true
 			return storer.ErrStop
 		}
