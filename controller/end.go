@@ -6,7 +6,7 @@ import (
 )
 
 // reasonComplete is the stop reason of a finished task.
-const reasonComplete = "every feature passes and init.sh passes"
+const reasonComplete = "every feature passes: init.sh and every verify command passed on the final tree"
 
 // turnEnd decides, from the state after a refereed turn and the turn's
 // outcome, whether the task ends and how; nil means the loop goes on. It

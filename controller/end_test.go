@@ -28,7 +28,7 @@ func TestTurnEnd(t *testing.T) {
 		reason      string
 	}{
 		{"continue", nil, decided(loopstate.Continue, ""), false, "", ""},
-		{"complete", nil, &outcome{complete: true}, false, harness.StatusComplete, "every feature passes and init.sh passes"},
+		{"complete", nil, &outcome{complete: true}, false, harness.StatusComplete, reasonComplete},
 		{"interrupted", nil, &outcome{cancelled: true}, true, harness.StatusPaused, interruptedReason},
 		{"interrupted wins over complete", nil, &outcome{complete: true}, true, harness.StatusPaused, interruptedReason},
 		{"quota", nil, &outcome{quota: "429 insufficient_quota"}, false, harness.StatusUsageLimited, "the model provider refused for quota: 429 insufficient_quota"},

@@ -23,7 +23,7 @@ type outcome struct {
 	changed      bool     // the workspace changed during the turn
 	cancelled    bool
 	quota        string        // the provider refused for quota: its error; the task ends usage_limited
-	complete     bool          // every feature passes and init.sh passes
+	complete     bool          // every feature passes, and init.sh and every verify passed on the final tree
 	phase        harness.Phase // the phase the turn ran in
 	feature      string        // the feature the turn was proposed
 	note         string        // what the referee changed in the agent's decision, for the log
