@@ -15,6 +15,7 @@ import (
 	"github.com/grub-dev/grub/featurelist"
 	"github.com/grub-dev/grub/internal/atomicfile"
 	"github.com/grub-dev/grub/loopstate"
+	"github.com/grub-dev/grub/schemas"
 	"github.com/grub-dev/grub/templates"
 )
 
@@ -104,6 +105,24 @@ func (s *Store) LogGoal(id string) string {
 // (from a commit, say), as LoadState does with the file.
 func (s *Store) DecodeState(id string, data []byte) (*State, error) {
 	return s.decodeState(id, data)
+}
+
+// CommittedRecord is the pending record of a state.json that turn
+// iteration's commit of task id holds (data), or nil when it holds none
+// for that turn. grub commits a turn with the state that holds the turn's
+// record, its ledger line included, so the record names what grub
+// verified in that turn, whatever the commit's trailers say. The state is
+// read strictly as DecodeState reads it, but its accepted list is not
+// loaded (a clone has no accepted list's files).
+func (s *Store) CommittedRecord(id string, iteration int, data []byte) *PendingRecord {
+	var st State
+	if schemas.DecodeInto(schemas.State, s.Rel(s.Path(id, FileState)), data, &st) != nil || st.ID != id {
+		return nil
+	}
+	if p := st.RecordPending; p != nil && p.Iteration == iteration && st.CurrentIteration == iteration {
+		return p
+	}
+	return nil
 }
 
 // SetAside renames a damaged file of task id (whatever it is: a corrupt

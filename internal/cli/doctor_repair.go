@@ -186,25 +186,22 @@ func (r *repairer) stateFromFiles(logged int) *harness.State {
 }
 
 // verifiedOnly is list with every passing feature that neither a turn's
-// ledger line nor a turn commit's Grub-Verified trailer says grub verified
-// (its flip accepted by the referee) reset to pending, each with a note: a list nothing vouches for is not taken as
-// accepted as it stands (a clone of a commit whose list a process changed
-// after the referee looked, a hand edit). feature-list.json is written
-// again when something was reset.
+// ledger line nor one of grub's own turn commits says grub verified (its
+// flip accepted by the referee) reset to pending, each with a note: a
+// list nothing vouches for is not taken as accepted as it stands (a clone
+// of a commit whose list a process changed after the referee looked, a
+// hand edit). A commit's Grub-Verified trailer counts for nothing, since
+// a turn can make a commit with any trailers: a commit vouches for a
+// flip only through the state.json it holds, the turn's pending record
+// grub wrote just before committing it, whose ledger line names the flip
+// (committedFlips). feature-list.json is written again when something
+// was reset.
 func (r *repairer) verifiedOnly(list *featurelist.List) *featurelist.List {
 	turns, _ := r.store.LoadTurns(r.id) // none: nothing was verified
-	verified := map[string]bool{}
+	verified := r.committedFlips()
 	for _, t := range turns {
 		if t.Flipped != "" {
 			verified[t.Flipped] = true
-		}
-	}
-	if r.repo != nil {
-		history, _ := r.repo.History(r.id)
-		for _, e := range history {
-			if e.Verified != "" {
-				verified[e.Verified] = true
-			}
 		}
 	}
 	out := *list
@@ -219,11 +216,29 @@ func (r *repairer) verifiedOnly(list *featurelist.List) *featurelist.List {
 	if len(reset) == 0 {
 		return list
 	}
-	r.say("feature-list.json marks %s passing, but no turn's line in turns.jsonl nor a turn commit's %s trailer says grub verified it: reset to pending (the next turn verifies it again)", strings.Join(reset, ", "), gitx.TrailerVerified)
+	r.say("feature-list.json marks %s passing, but no turn's line in turns.jsonl nor grub's record in a turn commit says grub verified it: reset to pending (the next turn verifies it again)", strings.Join(reset, ", "))
 	if err := r.store.RestoreFeatureList(r.id, &out); err != nil {
 		r.say("could not write feature-list.json: %v", err)
 	}
 	return &out
+}
+
+// committedFlips is the set of features whose flip a turn commit of the
+// task records as grub's: the commit's state.json holds that turn's
+// pending record (harness.Store.CommittedRecord) and its ledger line
+// names the flip. The trailers are never read for it.
+func (r *repairer) committedFlips() map[string]bool {
+	flips := map[string]bool{}
+	if r.repo == nil {
+		return flips
+	}
+	rel := r.store.Rel(r.store.Path(r.id, harness.FileState))
+	_ = r.repo.EachTurnFile(r.id, rel, func(e gitx.HistoryEntry, state []byte) { // unreadable history: nothing vouched for
+		if p := r.store.CommittedRecord(r.id, e.Iteration, state); p != nil && p.Ledger != nil && p.Ledger.Flipped != "" {
+			flips[p.Ledger.Flipped] = true
+		}
+	})
+	return flips
 }
 
 // repairFiles restores the other tracked files that are missing or not
