@@ -85,6 +85,33 @@ func TestCompletionAuditCatchesASilentRegression(t *testing.T) {
 	if log := r.log(); !strings.Contains(log, "the completion audit: 1 of 2 passed") {
 		t.Errorf("the log does not show the audit:\n%s", log)
 	}
+	turns, err := r.store.LoadTurns(r.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every check the audit ran is in the ledger, passed or failed, with
+	// its feature and how long it ran; the command only of a failed one.
+	want := map[int][]harness.LedgerCheck{
+		4: {{Name: harness.CheckAudit, Feature: "feature-1", Command: "test -f feature-1.done", Result: harness.CheckFailed, ExitCode: 1},
+			{Name: harness.CheckAudit, Feature: "feature-2", Result: harness.CheckPassed}},
+		5: {{Name: harness.CheckAudit, Feature: "feature-2", Result: harness.CheckPassed},
+			{Name: harness.CheckAudit, Feature: "feature-3", Result: harness.CheckPassed}},
+	}
+	for n, checks := range want {
+		var audit []harness.LedgerCheck
+		for _, c := range turns[n-1].Checks {
+			if c.Name == harness.CheckAudit {
+				if c.DurationSeconds <= 0 {
+					t.Errorf("turn %d: audit check of %s has no duration", n, c.Feature)
+				}
+				c.DurationSeconds = 0
+				audit = append(audit, c)
+			}
+		}
+		if !slices.Equal(audit, checks) {
+			t.Errorf("turn %d's audit checks in the ledger:\n%+v\nwant\n%+v", n, audit, checks)
+		}
+	}
 }
 
 // With the default sweep, the regression is found in the turn that caused

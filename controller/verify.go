@@ -44,6 +44,7 @@ func (c *Controller) runCheck(ctx context.Context, command string, timeout time.
 		TimedOut:   res.TimedOut,
 		OutputTail: res.Tail,
 		Iteration:  c.st.CurrentIteration,
+		Duration:   res.Duration,
 	}, nil
 }
 

@@ -359,6 +359,9 @@ type Check struct {
 	TimedOut   bool   `json:"timedOut,omitempty"`
 	OutputTail string `json:"outputTail,omitempty"`
 	Iteration  int    `json:"iteration,omitempty"`
+	// Duration is how long the command ran, for the ledger; state.json
+	// does not keep it.
+	Duration time.Duration `json:"-"`
 }
 
 // Pending holds notes the next prompt carries exactly once.
