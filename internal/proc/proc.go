@@ -71,6 +71,13 @@ type Spec struct {
 	// Stderr is the same for standard error. Stdout and Stderr are
 	// written from different goroutines.
 	Stderr io.Writer
+	// TailOnly says the caller reads only Result.Tail: standard output
+	// and standard error then share one pipe (their bytes in the order the
+	// command wrote them) read by one goroutine, and Result.Stdout,
+	// Result.Stderr and their counts stay empty. It is how a check runs
+	// (init.sh, verify): one pipe and one copy instead of two, nothing kept
+	// but the tail. Stdout and Stderr must be nil with it.
+	TailOnly bool
 }
 
 // Result is what Run observed.
@@ -120,8 +127,8 @@ type Result struct {
 // Cancelled. The error is non-nil only when the command could not be
 // started or its input could not be read.
 func Run(ctx context.Context, s Spec) (Result, error) {
-	if s.Command == "" && len(s.Args) == 0 {
-		return Result{}, errors.New("proc: nothing to run: set Spec.Command or Spec.Args")
+	if err := s.check(); err != nil {
+		return Result{}, err
 	}
 	if ctx.Err() != nil {
 		return Result{ExitCode: -1, Cancelled: true}, nil
@@ -134,19 +141,24 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	if tailN <= 0 {
 		tailN = DefaultTailBytes
 	}
-
 	cmd := command(s)
-	cmd.Stdin = s.Stdin
 	tail := newTailBuffer(tailN)
 	stdout := &capture{max: maxOut, tail: tail, tee: s.Stdout}
 	stderr := &capture{max: maxOut, tail: tail, tee: s.Stderr}
-	cmd.Stdout = stdout
-	cmd.Stderr = stderr
+	shared, err := wireOutput(cmd, s, tail, stdout, stderr)
+	if err != nil {
+		return Result{}, fmt.Errorf("proc: start %s: %w", describe(s), err)
+	}
 	cmd.SysProcAttr = groupAttr()
 	cmd.WaitDelay = PipeGrace
 
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	if shared != nil {
+		shared.started(err == nil)
+	}
+	if err != nil {
+		forgetShell()
 		if s.Dir != "" {
 			return Result{}, fmt.Errorf("proc: start %s in %s: %w", describe(s), s.Dir, err)
 		}
@@ -184,6 +196,9 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	waitErr := cmd.Wait()
 	close(exited)
 	<-stopped
+	if shared != nil {
+		shared.drain()
+	}
 
 	res := Result{
 		StdoutBytes: stdout.total,
@@ -209,6 +224,17 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	return res, nil
 }
 
+// check refuses a Spec that cannot run.
+func (s Spec) check() error {
+	if s.Command == "" && len(s.Args) == 0 {
+		return errors.New("proc: nothing to run: set Spec.Command or Spec.Args")
+	}
+	if s.TailOnly && (s.Stdout != nil || s.Stderr != nil) {
+		return errors.New("proc: Spec.TailOnly keeps no stream to tee: leave Stdout and Stderr nil")
+	}
+	return nil
+}
+
 // command builds the exec.Cmd of s: its argv (Args, or sh -c Command,
 // through Wrap when set), folder and environment.
 func command(s Spec) *exec.Cmd {
@@ -219,7 +245,22 @@ func command(s Spec) *exec.Cmd {
 	if s.Wrap != nil {
 		argv = s.Wrap(argv)
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
+	name := argv[0]
+	if name == "sh" {
+		// The shell is looked up once per PATH, not at every command; it
+		// still sees "sh" as its name.
+		if path := shellPath(); path != "" {
+			name = path
+		}
+	}
+	cmd := exec.Command(name, argv[1:]...)
+	cmd.Args[0] = argv[0]
+	cmd.Stdin = s.Stdin
+	if s.Stdin == nil {
+		if null, err := devNull(); err == nil {
+			cmd.Stdin = null // one descriptor for every command, not an open each
+		}
+	}
 	cmd.Dir = s.Dir
 	switch {
 	case s.BaseEnv != nil:
@@ -369,4 +410,116 @@ func (t *tailBuffer) bytes() []byte {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.ring.bytes()
+}
+
+// wireOutput gives cmd its standard output and error: the captures, or,
+// for Spec.TailOnly, one shared pipe (returned, to start and drain).
+func wireOutput(cmd *exec.Cmd, s Spec, tail *tailBuffer, stdout, stderr *capture) (*sharedPipe, error) {
+	if !s.TailOnly {
+		cmd.Stdout, cmd.Stderr = stdout, stderr
+		return nil, nil
+	}
+	p, err := newSharedPipe(tail)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = p.w, p.w
+	return p, nil
+}
+
+// sharedPipe is Spec.TailOnly's output: one pipe for both streams,
+// passed to the command as a file (so os/exec starts no copying goroutine
+// and allocates no buffer of its own), read into the tail by one
+// goroutine with a small buffer.
+type sharedPipe struct {
+	r, w *os.File
+	tail *tailBuffer
+	done chan struct{}
+}
+
+var pipeBufs = sync.Pool{New: func() any { b := make([]byte, 4096); return &b }}
+
+func newSharedPipe(tail *tailBuffer) (*sharedPipe, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	return &sharedPipe{r: r, w: w, tail: tail, done: make(chan struct{})}, nil
+}
+
+// started closes grub's copy of the write end (the command holds its
+// own) and, when the command started, begins reading.
+func (p *sharedPipe) started(ok bool) {
+	p.w.Close()
+	if !ok {
+		p.r.Close()
+		close(p.done)
+		return
+	}
+	go func() {
+		defer close(p.done)
+		buf := pipeBufs.Get().(*[]byte)
+		defer pipeBufs.Put(buf)
+		for {
+			n, err := p.r.Read(*buf)
+			p.tail.write((*buf)[:n])
+			if err != nil {
+				return
+			}
+		}
+	}()
+}
+
+// drain waits, once the command has exited, for what it wrote to be read:
+// as os/exec's WaitDelay does, at most PipeGrace for processes it left
+// behind to close the pipe, then the pipe is closed under them.
+func (p *sharedPipe) drain() {
+	select {
+	case <-p.done:
+	default:
+		t := time.NewTimer(PipeGrace)
+		select {
+		case <-p.done:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	p.r.Close()
+	<-p.done
+}
+
+// devNull is the null device, opened once, as the standard input of every
+// command that has none: os/exec would open it again for each.
+var devNull = sync.OnceValues(func() (*os.File, error) { return os.Open(os.DevNull) })
+
+// shell caches where sh is for the PATH it was looked up in.
+var shell struct {
+	sync.Mutex
+	pathEnv, path string
+}
+
+// shellPath is exec.LookPath("sh") for grub's PATH as it is now, looked
+// up again when PATH changed or a start failed (forgetShell); "" when
+// there is none (exec.Command then reports it).
+func shellPath() string {
+	env := os.Getenv("PATH")
+	shell.Lock()
+	defer shell.Unlock()
+	if shell.path != "" && shell.pathEnv == env {
+		return shell.path
+	}
+	path, err := exec.LookPath("sh")
+	if err != nil {
+		return ""
+	}
+	shell.pathEnv, shell.path = env, path
+	return path
+}
+
+// forgetShell drops the cached shell, after a command failed to start:
+// the next one looks sh up again (it may have moved).
+func forgetShell() {
+	shell.Lock()
+	shell.path = ""
+	shell.Unlock()
 }
