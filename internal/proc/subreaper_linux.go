@@ -228,7 +228,9 @@ func nextField(b []byte) (field, rest []byte, ok bool) {
 	return b[start:end], b[end:], end > start
 }
 
-func isStatSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' }
+func isStatSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}
 
 // StartTime returns the start time of process pid (field 22 of
 // /proc/<pid>/stat, in clock ticks since boot), which together with the
