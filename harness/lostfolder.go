@@ -59,14 +59,26 @@ func (s *Store) LostTasks() []string {
 }
 
 // RecoverLostState writes state.json of the lost task id again from
-// committed, the state.json of the turn commit n names, and returns it.
+// committed, the state.json of the turn commit n names, and returns it;
+// list is that commit's feature-list.json (nil when it has none), written
+// back first when the work tree has none, so that the accepted list
+// state.json names is found even when its own files went too (a folder
+// removed whole).
 // When the private folder shows that the next turn had started (the git
 // guard's copy was taken for it), that turn is left awaiting, so that the
 // run's recovery records it as a turn of unknown outcome and checks the
 // history, the git directory and the record as its end would have; else
 // the folder went between runs, and the history check when the run
 // starts says so. Either way the mark is the noted commit.
-func (s *Store) RecoverLostState(id string, n TurnCommitNote, committed []byte, now time.Time) (*State, error) {
+func (s *Store) RecoverLostState(id string, n TurnCommitNote, committed, list []byte, now time.Time) (*State, error) {
+	if err := s.ensureTaskDir(id); err != nil {
+		return nil, err
+	}
+	if _, err := os.Lstat(s.Path(id, FileFeatureList)); list != nil && errors.Is(err, fs.ErrNotExist) {
+		if err := s.RestoreFile(id, FileFeatureList, list); err != nil {
+			return nil, err
+		}
+	}
 	st, err := s.decodeState(id, committed)
 	if err != nil {
 		return nil, fmt.Errorf("the state.json of grub's last turn commit %s: %w", n.Mark.Commit, err)
@@ -82,27 +94,29 @@ func (s *Store) RecoverLostState(id string, n TurnCommitNote, committed []byte, 
 		st.RecordPending = nil
 		st.Status = StatusRunning
 	}
-	if fi, err := os.Lstat(s.GrubDir()); err != nil || !fi.IsDir() {
-		if err == nil || !errors.Is(err, fs.ErrNotExist) {
-			return nil, &DamagedError{ID: id, File: GrubDirName, Problem: "is not a folder", Fix: "move it aside and run grub again"}
-		}
-		if err := os.Mkdir(s.GrubDir(), 0o755); err != nil {
-			return nil, fmt.Errorf("create %s: %w", GrubDirName, err)
-		}
-	}
-	if err := s.ensureGitignore(); err != nil {
-		return nil, err
-	}
-	if fi, err := os.Lstat(s.Dir(id)); err == nil && !fi.IsDir() {
-		return nil, &DamagedError{ID: id, File: s.Rel(s.Dir(id)), Problem: "is not a folder", Fix: "move it aside and run grub again"}
-	} else if err != nil {
-		if err := os.Mkdir(s.Dir(id), 0o755); err != nil {
-			return nil, fmt.Errorf("create %s: %w", s.Rel(s.Dir(id)), err)
-		}
-	}
 	st.UpdatedAt = now.UTC()
 	if err := s.SaveState(st); err != nil {
 		return nil, err
 	}
 	return st, nil
+}
+
+// ensureTaskDir makes .grub and the task's folder again where a reset
+// took them, each a real folder.
+func (s *Store) ensureTaskDir(id string) error {
+	for _, dir := range []string{s.GrubDir(), s.Dir(id)} {
+		fi, err := os.Lstat(dir)
+		switch {
+		case err == nil && fi.IsDir():
+			continue
+		case err == nil:
+			return &DamagedError{ID: id, File: s.Rel(dir), Problem: "is not a folder", Fix: "move it aside and run grub again"}
+		case !errors.Is(err, fs.ErrNotExist):
+			return err
+		}
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			return fmt.Errorf("create %s: %w", s.Rel(dir), err)
+		}
+	}
+	return s.ensureGitignore()
 }

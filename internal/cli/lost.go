@@ -44,7 +44,11 @@ func findLostTask(open func() (*harness.Store, error), id string, w io.Writer, n
 	if err != nil {
 		return fmt.Errorf("task %s lost its %s (was the branch reset?), and grub's last turn commit, which its private folder names, cannot give it back: %w", ids[0], rel, err)
 	}
-	st, err := home.RecoverLostState(ids[0], n, data, now())
+	list, err := repo.FileAt(n.Mark.Commit, home.Rel(home.Path(ids[0], harness.FileFeatureList)))
+	if err != nil {
+		list = nil // an initializer's commit holds none yet
+	}
+	st, err := home.RecoverLostState(ids[0], n, data, list, now())
 	if err != nil {
 		return err
 	}
