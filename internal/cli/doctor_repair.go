@@ -138,7 +138,7 @@ func (r *repairer) stateFromGit(logged int) *harness.State {
 		return nil
 	}
 	rel := r.store.Rel(r.store.Path(r.id, harness.FileState))
-	data, e, err := r.repo.TurnFile(r.id, rel)
+	data, e, err := r.turnFile(rel)
 	if err != nil {
 		if !errors.Is(err, gitx.ErrNoTurnFile) {
 			r.say("could not read state.json from git: %v", err)
@@ -223,22 +223,65 @@ func (r *repairer) verifiedOnly(list *featurelist.List) *featurelist.List {
 	return &out
 }
 
-// committedFlips is the set of features whose flip a turn commit of the
-// task records as grub's: the commit's state.json holds that turn's
-// pending record (harness.Store.CommittedRecord) and its ledger line
-// names the flip. The trailers are never read for it.
+// turnFile is rel as grub's last turn commit holds it: the commit grub's
+// private folder notes (harness.FileTurnCommit) when there is the note
+// (this machine), else the newest commit with the task's trailers (a
+// clone has no note; trailers are all it has).
+func (r *repairer) turnFile(rel string) ([]byte, gitx.HistoryEntry, error) {
+	if n, ok, err := r.store.LoadTurnCommit(r.id); err == nil && ok && n.Mark.Commit != "" {
+		e := gitx.HistoryEntry{TaskID: r.id, Iteration: n.Iteration, Commit: short(n.Mark.Commit)}
+		data, err := r.repo.FileAt(n.Mark.Commit, rel)
+		return data, e, err
+	}
+	return r.repo.TurnFile(r.id, rel)
+}
+
+// committedFlips is the set of features whose flip one of grub's own
+// turn commits records, from the pending record, with its ledger line,
+// that the commit's state.json holds (harness.Store.CommittedRecord);
+// trailers are never read for it. On this machine grub's commits are
+// known: from the commit the private folder notes, each commit's
+// state.json names the one before as its mark, and commits a turn added
+// in between are never looked at (chainFlips). Without the note (a
+// clone), every commit with the task's trailers whose state.json holds
+// the pending record of the turn its trailers name counts.
 func (r *repairer) committedFlips() map[string]bool {
 	flips := map[string]bool{}
 	if r.repo == nil {
 		return flips
 	}
 	rel := r.store.Rel(r.store.Path(r.id, harness.FileState))
+	if n, ok, err := r.store.LoadTurnCommit(r.id); err == nil && ok && n.Mark.Commit != "" {
+		r.chainFlips(n.Mark.Commit, rel, flips)
+		return flips
+	}
 	_ = r.repo.EachTurnFile(r.id, rel, func(e gitx.HistoryEntry, state []byte) { // unreadable history: nothing vouched for
-		if p := r.store.CommittedRecord(r.id, e.Iteration, state); p != nil && p.Ledger != nil && p.Ledger.Flipped != "" {
+		if p, _ := r.store.CommittedRecord(r.id, state); p != nil && p.Iteration == e.Iteration && p.Ledger != nil && p.Ledger.Flipped != "" {
 			flips[p.Ledger.Flipped] = true
 		}
 	})
 	return flips
+}
+
+// chainFlips adds to flips what grub's commits from commit back record,
+// following each state.json's mark to the commit before.
+func (r *repairer) chainFlips(commit, rel string, flips map[string]bool) {
+	seen := map[string]bool{}
+	for commit != "" && !seen[commit] {
+		seen[commit] = true
+		data, err := r.repo.FileAt(commit, rel)
+		if err != nil {
+			return // the task's first commit, or one the repository lost
+		}
+		p, mark := r.store.CommittedRecord(r.id, data)
+		if p != nil && p.Ledger != nil && p.Ledger.Flipped != "" {
+			flips[p.Ledger.Flipped] = true
+		}
+		if mark == nil {
+			return
+		}
+		commit = mark.Commit
+	}
 }
 
 // repairFiles restores the other tracked files that are missing or not
@@ -305,7 +348,7 @@ func (r *repairer) restoreFromGit(name string) bool {
 		return false
 	}
 	rel := r.store.Rel(r.store.Path(r.id, name))
-	data, e, err := r.repo.TurnFile(r.id, rel)
+	data, e, err := r.turnFile(rel)
 	if err != nil {
 		if !errors.Is(err, gitx.ErrNoTurnFile) {
 			r.say("could not read %s from git: %v", name, err)
