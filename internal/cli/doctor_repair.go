@@ -225,13 +225,17 @@ func (r *repairer) verifiedOnly(list *featurelist.List) *featurelist.List {
 
 // turnFile is rel as grub's last turn commit holds it: the commit grub's
 // private folder notes (harness.FileTurnCommit) when there is the note
-// (this machine), else the newest commit with the task's trailers (a
-// clone has no note; trailers are all it has).
+// (this machine) and the repository still has that commit, else the
+// newest commit with the task's trailers (a clone has no note; trailers
+// are all it has).
 func (r *repairer) turnFile(rel string) ([]byte, gitx.HistoryEntry, error) {
 	if n, ok, err := r.store.LoadTurnCommit(r.id); err == nil && ok && n.Mark.Commit != "" {
 		e := gitx.HistoryEntry{TaskID: r.id, Iteration: n.Iteration, Commit: short(n.Mark.Commit)}
 		data, err := r.repo.FileAt(n.Mark.Commit, rel)
-		return data, e, err
+		if err == nil || errors.Is(err, gitx.ErrNoTurnFile) {
+			return data, e, err
+		}
+		r.say("grub's last turn commit %s, which its private folder notes, cannot be read (%v): taking the newest commit with the task's trailers", short(n.Mark.Commit), err)
 	}
 	return r.repo.TurnFile(r.id, rel)
 }
