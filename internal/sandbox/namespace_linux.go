@@ -129,7 +129,9 @@ func runStaged(args []string) error {
 // existing read-only path a read-only bind mount of itself, after pinning
 // the folders between it and the workspace (each becomes a bind mount of
 // itself, which cannot be renamed or removed, so that the protected path
-// cannot be moved aside with its parent and replaced). It then drops the
+// cannot be moved aside with its parent and replaced), and covers each
+// path to hide (masks, mask). A hidden path needs no pins: moving its
+// parent aside moves the mount with it, and reveals nothing. It then drops the
 // capabilities the mounts needed, so that the command gets none (the
 // caller has locked the goroutine to its thread, which must be the one
 // that execs: capabilities belong to a thread), and enters the workspace again so that relative paths see the new mounts.
@@ -147,12 +149,34 @@ func protect(p Policy, stderr io.Writer) {
 			fmt.Fprintf(stderr, "grub %s: warning: cannot make %s read-only (%v); relying on the referee's check\n", ExecCommand, path, err)
 		}
 	}
+	for _, path := range masks(p) {
+		if err := mask(path); err != nil {
+			fmt.Fprintf(stderr, "grub %s: warning: cannot hide %s (%v); it stays readable\n", ExecCommand, path, err)
+		}
+	}
 	if err := dropCapabilities(); err != nil {
 		fmt.Fprintf(stderr, "grub %s: warning: %v; relying on the referee's check\n", ExecCommand, err)
 	}
 	if wd, err := os.Getwd(); err == nil {
 		_ = os.Chdir(wd)
 	}
+}
+
+// mask covers path: a folder with an empty read-only tmpfs, anything else
+// with /dev/null (reads see nothing, writes are thrown away). A mount
+// point cannot be renamed or removed, and once the launcher dropped
+// CAP_SYS_ADMIN and applied Landlock the command can neither unmount it
+// nor mount over it, even in a user namespace of its own (the mounts it
+// would get there are locked).
+func mask(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		return syscall.Mount("tmpfs", path, "tmpfs", syscall.MS_RDONLY|syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, "mode=0500,size=4k")
+	}
+	return syscall.Mount("/dev/null", path, "", syscall.MS_BIND, "")
 }
 
 // bindReadOnly mounts path read-only onto itself. The remount keeps the
