@@ -327,12 +327,14 @@ func runTask(ctx context.Context, o runOptions) error {
 		if err != nil {
 			return fmt.Errorf("the sandbox needs grub's own executable: %w", err)
 		}
-		wrap = sb.wrapper(self)
 		if ok, why := sandbox.Namespaces(); ok {
 			wrap = sb.protectingWrapper(self, o.Store, o.ID)
 		} else {
 			fmt.Fprintln(o.IO.ErrOut, "grub: warning: "+why+"; .git is not read-only for sandboxed commands here, and what in it can run programs is guarded by the referee's check only")
 			warnPrivateWritable(o.IO.ErrOut, sb.Policy, o.Store.Private)
+			warnReadable(o.IO.ErrOut, sb.Policy)
+			sb.Policy.Hide, sb.Policy.Show = nil, nil
+			wrap = sb.wrapper(self)
 		}
 	}
 	env := sb.scrubbedEnv()

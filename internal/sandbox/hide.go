@@ -135,3 +135,20 @@ func Hidden(p Policy) []string { return masks(p) }
 func needsNamespace(p Policy) bool {
 	return len(existing(p.ReadOnly)) > 0 || len(masks(p)) > 0
 }
+
+// ShownInside finds a shown path that lies strictly inside a folder of
+// hide (an entry without a pattern): the launcher would cover the whole
+// folder, so showing what it holds does nothing. It returns the first
+// such pair.
+func ShownInside(hide, show []string) (shownPath, hiddenFolder string, ok bool) {
+	for _, s := range show {
+		s = filepath.Clean(s)
+		for _, h := range hide {
+			h = filepath.Clean(h)
+			if s != h && within(s, h) && !strings.ContainsAny(filepath.Base(h), `*?[\`) {
+				return s, h, true
+			}
+		}
+	}
+	return "", "", false
+}
