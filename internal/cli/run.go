@@ -196,7 +196,7 @@ func checkAgentFlags(fl *pflag.FlagSet, kind harness.AgentKind) error {
 // in front of the commands it runs for the agent (nil: none) and the
 // environment of the built-in agent's shell (nil: grub's own).
 type agentSandbox struct {
-	Wrap     func([]string) []string
+	Wrap     proc.Wrapper
 	ShellEnv []string
 }
 
@@ -321,7 +321,7 @@ func runTask(ctx context.Context, o runOptions) error {
 	if sb.Warning != "" {
 		fmt.Fprintln(o.IO.ErrOut, "grub: warning: "+sb.Warning)
 	}
-	var wrap func([]string) []string
+	var wrap proc.Wrapper
 	if sb.Policy.Confines() {
 		self, err := os.Executable()
 		if err != nil {

@@ -328,12 +328,23 @@ func agentConfigPaths(kind harness.AgentKind, getenv func(string) string) []stri
 // wrapper returns the function that puts the launcher (self, grub's own
 // executable) in front of a command under the setup's policy, or nil when
 // the policy confines nothing.
-func (s sandboxSetup) wrapper(self string) func([]string) []string {
+func (s sandboxSetup) wrapper(self string) proc.Wrapper {
 	if !s.Policy.Confines() {
 		return nil
 	}
 	p := s.Policy
-	return func(argv []string) []string { return sandbox.Wrap(self, p, argv) }
+	return func(argv []string) proc.Launch { return launch(self, p, argv) }
+}
+
+// launch is the launcher's command line for argv under p, and, where it
+// can start directly in its user and mount namespace, the attributes
+// that make them (with the command line to fall back to).
+func launch(self string, p sandbox.Policy, argv []string) proc.Launch {
+	plain := sandbox.Wrap(self, p, argv)
+	if wrapped, attr, ok := sandbox.InNamespace(self, p, argv); ok {
+		return proc.Launch{Argv: wrapped, Attr: attr, Plain: plain}
+	}
+	return proc.Launch{Argv: plain}
 }
 
 // protectingWrapper is wrapper for a task whose protected files the
@@ -346,7 +357,7 @@ func (s sandboxSetup) wrapper(self string) func([]string) []string {
 // it lies under a path commands may write ($XDG_STATE_HOME in /tmp). The
 // list is read again for every command, so a config include or hooks
 // folder the referee restored is covered from then on.
-func (s sandboxSetup) protectingWrapper(self string, store *harness.Store, id string) func([]string) []string {
+func (s sandboxSetup) protectingWrapper(self string, store *harness.Store, id string) proc.Wrapper {
 	if !s.Policy.Confines() {
 		return nil
 	}
@@ -356,7 +367,7 @@ func (s sandboxSetup) protectingWrapper(self string, store *harness.Store, id st
 	if store.Private != "" {
 		files = append(files, store.Private)
 	}
-	return func(argv []string) []string {
+	return func(argv []string) proc.Launch {
 		p := s.Policy
 		guarded, err := gitx.GuardedPaths(root)
 		if err != nil {
@@ -369,7 +380,7 @@ func (s sandboxSetup) protectingWrapper(self string, store *harness.Store, id st
 				p.ReadOnly = append(p.ReadOnly, sandbox.WholeGitDirs(root, dirs)...)
 			}
 		}
-		return sandbox.Wrap(self, p, argv)
+		return launch(self, p, argv)
 	}
 }
 

@@ -132,7 +132,7 @@ func TestResolveSandbox(t *testing.T) {
 				t.Fatalf("wrapper set = %v, want %v", wrap != nil, tt.confines)
 			}
 			if wrap != nil {
-				argv := wrap([]string{"sh", "-c", "x"})
+				argv := wrap([]string{"sh", "-c", "x"}).Argv
 				if argv[0] != "/bin/grub" || argv[1] != sandbox.ExecCommand || !slices.Equal(argv[len(argv)-3:], []string{"sh", "-c", "x"}) {
 					t.Errorf("wrapped argv %q", argv)
 				}

@@ -58,8 +58,13 @@
 // change even inside a writable workspace (a planted hook or
 // core.fsmonitor would run later with the user's rights).
 // When the policy lists some that exist, or credentials to hide that
-// exist, the launcher runs in two stages:
-// the first starts the second in a new user namespace (the user keeps
+// exist, the launcher must run in a user and mount namespace of its own.
+// grub starts it directly in them ([InNamespace]: the clone flags, id
+// maps and CAP_SYS_ADMIN on the exec.Cmd, which internal/proc's Launch
+// carries), so that one Go process mounts, restricts itself and execs
+// the command, a direct child of grub in grub's process group; where
+// that start is refused, or for a caller that runs Wrap's command line,
+// the launcher runs in two stages: the first starts the second in a new user namespace (the user keeps
 // their uid and gid) and mount namespace, passes signals on and ends as
 // it ends, both in the caller's process group; the second makes each path
 // a read-only bind mount of itself, makes every folder between it and the

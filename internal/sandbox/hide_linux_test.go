@@ -5,9 +5,18 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
+
+// bothStages runs test with the launcher started as Wrap's command line
+// (two stages: it makes the namespaces itself) and as grub starts it,
+// directly in them (InNamespace: one stage).
+func bothStages(t *testing.T, test func(t *testing.T, oneStage bool)) {
+	t.Run("two stages", func(t *testing.T) { test(t, false) })
+	t.Run("one stage", func(t *testing.T) { test(t, true) })
+}
 
 // secret is what every credential file of the tests holds.
 const secret = "s3cr3t-credential"
@@ -45,10 +54,13 @@ func plantCredentials(t *testing.T, home string) []string {
 // TestCredentialsHidden: through the launcher no listed credential can
 // be read, in either confining mode, while the rest of the home folder
 // can; --sandbox-show lets one through.
-func TestCredentialsHidden(t *testing.T) {
+func TestCredentialsHidden(t *testing.T) { bothStages(t, testCredentialsHidden) }
+
+func testCredentialsHidden(t *testing.T, oneStage bool) {
 	requireLandlock(t, MinABIFilesystem)
 	requireNamespaces(t)
 	f := newFixture(t)
+	f.oneStage = oneStage
 	files := plantCredentials(t, f.home)
 	if err := os.WriteFile(filepath.Join(f.home, ".bashrc"), []byte("plain\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -66,6 +78,12 @@ func TestCredentialsHidden(t *testing.T) {
 		}
 		if out, code := f.run(t, p, "ls", "-A", filepath.Join(f.home, ".ssh")); code != 0 || out != "" {
 			t.Errorf("%s: ls ~/.ssh: exit %d, %q; want an empty folder", mode, code, out)
+		}
+		// One stage: the command is the caller's own child; two: the
+		// first stage's.
+		out, _ := f.run(t, p, "sh", "-c", "echo $PPID")
+		if direct := strings.TrimSpace(out) == strconv.Itoa(os.Getpid()); direct != oneStage {
+			t.Errorf("%s: the command's parent is %s (this process: %d); want one stage %v", mode, out, os.Getpid(), oneStage)
 		}
 	}
 	p := Policy{Mode: ModeWorkspaceWrite, Workspace: f.ws, Hide: CredentialPaths(f.home),
@@ -85,10 +103,13 @@ func TestCredentialsHidden(t *testing.T) {
 // moving, unmounting or linking the mask, through /proc, through a
 // symbolic link, from a user namespace of its own, or by writing into
 // the mask.
-func TestHiddenCannotBeUncovered(t *testing.T) {
+func TestHiddenCannotBeUncovered(t *testing.T) { bothStages(t, testHiddenCannotBeUncovered) }
+
+func testHiddenCannotBeUncovered(t *testing.T, oneStage bool) {
 	requireLandlock(t, MinABIFilesystem)
 	requireNamespaces(t)
 	f := newFixture(t)
+	f.oneStage = oneStage
 	home := f.ws // the workspace is $HOME
 	f.env = append(f.env, "HOME="+home)
 	plantCredentials(t, home)

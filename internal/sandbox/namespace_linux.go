@@ -54,6 +54,30 @@ func nsAttr() *syscall.SysProcAttr {
 	}
 }
 
+// InNamespace returns the launcher's command line for argv under p, and
+// the attributes to start it with, when the caller is to start it
+// directly in its new user and mount namespace (nsAttr, without
+// Pdeathsig: the launcher execs the command, which is then the caller's
+// own child): when p has read-only paths or paths to hide that exist
+// and Namespaces says they are available. The launcher then runs in one
+// stage, one Go process fewer than the two runStaged makes. ok is false
+// otherwise: Wrap's command line is the one to run. A caller whose start
+// with attr fails falls back to Wrap's, which makes the namespace itself
+// or says in one line why it cannot.
+func InNamespace(self string, p Policy, argv []string) (wrapped []string, attr *syscall.SysProcAttr, ok bool) {
+	if !p.Confines() || !needsNamespace(p) {
+		return nil, nil, false
+	}
+	if ok, _ := Namespaces(); !ok {
+		return nil, nil, false
+	}
+	plain := Wrap(self, p, argv)
+	wrapped = append([]string{plain[0], ExecCommand, nsStage}, plain[2:]...)
+	attr = nsAttr()
+	attr.Pdeathsig = 0
+	return wrapped, attr, true
+}
+
 // Namespaces reports whether the launcher can make paths read-only here:
 // whether this process may start a child in a new user and mount
 // namespace (it tries once, with /bin/true, and remembers the answer).
