@@ -71,16 +71,18 @@ func Wrap(self string, p Policy, argv []string) []string {
 // Landlock confinement than the policy asks for.
 //
 // When the policy lists read-only or hidden paths that exist, the
-// launcher runs in two stages: the first starts the second in a new user
-// and mount namespace and ends as it ends; the second makes the read-only
-// paths read-only bind mounts and covers the hidden ones, then restricts
-// itself and execs the command. Where the
+// launcher works in a user and mount namespace of its own: it makes the
+// read-only paths read-only bind mounts and covers the hidden ones, then
+// restricts itself and execs the command. grub starts it in them
+// (InNamespace); started outside them, it runs in two stages: the first
+// starts the second in new namespaces and ends as it ends. Where the
 // namespace cannot be made, the first stage says so in one line on stderr
 // and goes on without it (the referee's check still guards the paths).
 func Main(args []string) int { return launch(args, os.Stderr) }
 
-// nsStage marks the second stage, in its own namespaces. Wrap never
-// writes it; the first stage puts it before the policy flags.
+// nsStage marks a launcher started in its own namespaces. Wrap never
+// writes it; InNamespace and the first stage put it before the policy
+// flags.
 const nsStage = "--in-namespace"
 
 func launch(args []string, stderr io.Writer) int {
