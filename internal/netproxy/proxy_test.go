@@ -212,7 +212,7 @@ func TestAttacks(t *testing.T) {
 	p := startProxy(t, []string{"*.example.com:" + port, "*.example.com", "svc.example.com:" + port}, res)
 	cases := []struct {
 		name, req, want string
-		code           int
+		code            int
 	}{
 		{"IP literal not listed", "CONNECT 127.0.0.1:" + port + " HTTP/1.1\r\n\r\n", "not in the allowlist", 403},
 		{"mapped IPv6 literal", "CONNECT [::ffff:127.0.0.1]:" + port + " HTTP/1.1\r\n\r\n", "not in the allowlist", 403},
