@@ -51,7 +51,13 @@ func (c *Controller) record(ctx context.Context, out *outcome) error {
 	if out.decision.Blocker != "" {
 		entry.Note = strings.TrimSpace(entry.Note + "\nBlocker: " + out.decision.Blocker)
 	}
+	var refused []harness.RefusedHost
+	if c.opts.Refused != nil {
+		refused = c.opts.Refused()
+		entry.Refused = harness.FormatRefused(refused)
+	}
 	ledger := c.ledgerLine(out, entry)
+	ledger.Refused = refused
 	if err := c.saveRecord(entry, out.decision.Summary, &ledger, out.usage.CostUSD, out.usage.CostReported); err != nil {
 		return err
 	}
