@@ -89,6 +89,24 @@ func Start(cfg Config) (*Proxy, error) {
 		cfg.Dial = d.DialContext
 	}
 	p.cfg = cfg
+	p.initForward()
+	p.srv = &http.Server{
+		Handler:           p,
+		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          log.New(io.Discard, "", 0), // a client's bad request is its own business
+	}
+	go func() {
+		defer close(p.serve)
+		_ = p.srv.Serve(ln) // ends with ErrServerClosed at Close
+	}()
+	return p, nil
+}
+
+// initForward makes the transport and the forwarder of plain HTTP
+// requests, which dial through dialChecked only.
+func (p *Proxy) initForward() {
 	p.tr = &http.Transport{
 		Proxy:               nil, // never grub's own proxy settings
 		DialContext:         p.dialChecked,
@@ -103,18 +121,6 @@ func Start(cfg Config) (*Proxy, error) {
 			http.Error(w, "grub's network proxy: "+err.Error(), http.StatusBadGateway)
 		},
 	}
-	p.srv = &http.Server{
-		Handler:           p,
-		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          log.New(io.Discard, "", 0), // a client's bad request is its own business
-	}
-	go func() {
-		defer close(p.serve)
-		_ = p.srv.Serve(ln) // ends with ErrServerClosed at Close
-	}()
-	return p, nil
 }
 
 // Port is the port the proxy listens on, on 127.0.0.1.
