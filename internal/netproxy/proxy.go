@@ -115,13 +115,23 @@ func (p *Proxy) initForward() {
 		IdleConnTimeout:     90 * time.Second,
 	}
 	p.fwd = &httputil.ReverseProxy{
-		Rewrite:   func(r *httputil.ProxyRequest) { r.Out.Host = "" }, // the Host header is the URL's host, the one checked
-		Transport: p.tr,
+		Rewrite:    func(r *httputil.ProxyRequest) { r.Out.Host = "" }, // the Host header is the URL's host, the one checked
+		Transport:  p.tr,
+		BufferPool: bufferPool{},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			http.Error(w, "grub's network proxy: "+err.Error(), http.StatusBadGateway)
 		},
 	}
 }
+
+// bufferPool lends the forwarder its copy buffers, rather than one new
+// 32 KiB buffer a response.
+type bufferPool struct{}
+
+var buffers = sync.Pool{New: func() any { return make([]byte, 32<<10) }}
+
+func (bufferPool) Get() []byte  { return buffers.Get().([]byte) }
+func (bufferPool) Put(b []byte) { buffers.Put(b) }
 
 // Port is the port the proxy listens on, on 127.0.0.1.
 func (p *Proxy) Port() int { return p.ln.Addr().(*net.TCPAddr).Port }
@@ -258,7 +268,7 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 func splice(a, b net.Conn) {
 	done := make(chan struct{}, 2)
 	cp := func(dst, src net.Conn) {
-		_, _ = io.Copy(dst, src)
+		_, _ = io.Copy(dst, src) // splice(2) between two TCP connections
 		if c, ok := dst.(interface{ CloseWrite() error }); ok {
 			_ = c.CloseWrite()
 		}
