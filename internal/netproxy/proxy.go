@@ -133,8 +133,14 @@ var buffers = sync.Pool{New: func() any { return make([]byte, 32<<10) }}
 func (bufferPool) Get() []byte  { return buffers.Get().([]byte) }
 func (bufferPool) Put(b []byte) { buffers.Put(b) }
 
-// Port is the port the proxy listens on, on 127.0.0.1.
-func (p *Proxy) Port() int { return p.ln.Addr().(*net.TCPAddr).Port }
+// Port is the port the proxy listens on, on 127.0.0.1 (0 before it
+// listens).
+func (p *Proxy) Port() int {
+	if p.ln == nil {
+		return 0
+	}
+	return p.ln.Addr().(*net.TCPAddr).Port
+}
 
 // URL is the proxy's address as the *_PROXY variables give it.
 func (p *Proxy) URL() string { return "http://" + p.ln.Addr().String() }
@@ -346,7 +352,10 @@ func (p *Proxy) check(ctx context.Context, authority string, defPort int) (*targ
 	}
 	t := &target{host: h, port: port}
 	for _, a := range addrs {
-		if a = a.Unmap(); explicit || Public(a) {
+		if a = a.Unmap(); a.IsLoopback() && port == p.Port() {
+			return nil, &RefusedError{Host: shown, Reason: "that is grub's proxy itself"}
+		}
+		if explicit || Public(a) {
 			t.addrs = append(t.addrs, a)
 		}
 	}

@@ -375,6 +375,28 @@ func TestSlowClientIsCutOff(t *testing.T) {
 	}
 }
 
+// TestProxyItselfRefused: even listed exactly, the proxy's own address
+// is no target (a request would loop through it).
+func TestProxyItselfRefused(t *testing.T) {
+	allow, err := ParseAllowlist(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Start(Config{Allow: allow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	self := "127.0.0.1:" + strconv.Itoa(p.Port())
+	if p.cfg.Allow, err = ParseAllowlist([]string{self}); err != nil {
+		t.Fatal(err)
+	}
+	// check, in this goroutine: the server's never saw the new list.
+	if _, rerr := p.check(context.Background(), self, 0); rerr == nil || !strings.Contains(rerr.Reason, "grub's proxy itself") {
+		t.Fatalf("check(%s) = %v", self, rerr)
+	}
+}
+
 func TestCloseEndsTunnels(t *testing.T) {
 	up := newUpstream(t)
 	addr := up.srv.Listener.Addr().String()
