@@ -199,7 +199,7 @@ func TestSandboxFlagsRelativeAllow(t *testing.T) {
 }
 
 // TestAllowDomainFlags: --allow-domain keeps the patterns as given, once
-// each, and '' clears the list.
+// each, and ” clears the list.
 func TestAllowDomainFlags(t *testing.T) {
 	parse := func(args ...string) harness.Sandbox {
 		t.Helper()
