@@ -303,7 +303,9 @@ func TestDialsTheAddressItChecked(t *testing.T) {
 	if resp.StatusCode != http.StatusBadGateway {
 		t.Fatalf("CONNECT: %d", resp.StatusCode)
 	}
+	res.mu.Lock()
 	res.answers["other.example.com"] = [][]string{{"198.51.100.8"}, {"127.0.0.1"}}
+	res.mu.Unlock()
 	resp, _ = raw(t, p, "GET http://other.example.com/ HTTP/1.1\r\nHost: other.example.com\r\n\r\n")
 	if resp.StatusCode != http.StatusBadGateway {
 		t.Fatalf("GET: %d", resp.StatusCode)
