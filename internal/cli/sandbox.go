@@ -55,8 +55,8 @@ Landlock (ABI 4) lets commands connect to its port only. Ports 80 and 443
 unless a pattern names one; private, loopback and link-local addresses
 only for a name or address listed exactly. Refused hosts are in each
 turn's ledger line, the progress log and the report. It works with every
---sandbox mode (with off, only the network is confined) and not with
---no-network.
+--sandbox mode (with off, the network and the read-only paths are
+confined, as with --no-network) and not with --no-network itself.
 
 The shell tool, init.sh and verify commands get your environment without
 variables whose names look like secrets (*_API_KEY, *_TOKEN, *SECRET*,
