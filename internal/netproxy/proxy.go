@@ -36,6 +36,15 @@ type Config struct {
 	// Dial connects to a checked address (an IP address and port, never
 	// a name); nil: a net.Dialer. Tests watch what is dialled with it.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// MaxConns caps the client connections served at once; 0: 256.
+	MaxConns int
+}
+
+func (c Config) maxConns() int {
+	if c.MaxConns > 0 {
+		return c.MaxConns
+	}
+	return maxConns
 }
 
 // maxRefusedHosts caps the distinct hosts counted between two
@@ -99,7 +108,7 @@ func Start(cfg Config) (*Proxy, error) {
 	}
 	go func() {
 		defer close(p.serve)
-		_ = p.srv.Serve(ln) // ends with ErrServerClosed at Close
+		_ = p.srv.Serve(newLimitListener(ln, cfg.maxConns())) // ends with ErrServerClosed at Close
 	}()
 	return p, nil
 }

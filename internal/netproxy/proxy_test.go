@@ -441,3 +441,120 @@ func TestEnv(t *testing.T) {
 		t.Fatalf("%v", env)
 	}
 }
+
+// TestConnectionsAreCapped: with MaxConns 2, five clients at once are all
+// served, in turn, never more than two inside the proxy (the server holds
+// each request until the test lets it go, and counts how many it holds).
+// TestLimitListenerSlots checks the cap itself.
+func TestConnectionsAreCapped(t *testing.T) {
+	arrived := make(chan int, 5)
+	release := make(chan struct{})
+	var mu sync.Mutex
+	inFlight := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		inFlight++
+		n := inFlight
+		mu.Unlock()
+		arrived <- n
+		<-release
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	p := startProxy(t, []string{srv.Listener.Addr().String()}, newResolver(nil), func(c *Config) { c.MaxConns = 2 })
+	errs := make(chan error, 5)
+	for range 5 {
+		go func() {
+			tr := &http.Transport{Proxy: http.ProxyURL(mustURL(p.URL())), DisableKeepAlives: true}
+			resp, err := (&http.Client{Transport: tr}).Get(srv.URL)
+			if err == nil {
+				resp.Body.Close()
+			}
+			errs <- err
+		}()
+	}
+	most := 0
+	for range 5 {
+		most = max(most, <-arrived)
+		release <- struct{}{} // to whichever request waits
+	}
+	if most > 2 {
+		t.Fatalf("%d requests inside the proxy at once, want at most 2", most)
+	}
+	for range 5 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func mustURL(s string) *url.URL {
+	u, err := url.Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return u
+}
+
+// TestLimitListenerSlots: each accepted connection takes a slot until
+// it is closed (once, however often Close is called); a full listener
+// has none to give.
+func TestLimitListenerSlots(t *testing.T) {
+	inner, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newLimitListener(inner, 2)
+	defer l.Close()
+	var conns []net.Conn
+	for range 2 {
+		c, err := net.Dial("tcp4", inner.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		a, err := l.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, a)
+	}
+	if len(l.sem) != 2 {
+		t.Fatalf("%d slots taken after two connections, want 2", len(l.sem))
+	}
+	conns[0].Close()
+	conns[0].Close()
+	if len(l.sem) != 1 {
+		t.Fatalf("%d slots taken after one Close (twice), want 1", len(l.sem))
+	}
+	conns[1].Close()
+	if len(l.sem) != 0 {
+		t.Fatalf("%d slots taken after both closed", len(l.sem))
+	}
+}
+
+// TestLimitListenerCloseEndsWait: a listener full of connections still
+// closes, and its Accept returns.
+func TestLimitListenerCloseEndsWait(t *testing.T) {
+	inner, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newLimitListener(inner, 1)
+	c, err := net.Dial("tcp4", inner.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := l.Accept(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error)
+	go func() { _, err := l.Accept(); done <- err }()
+	l.Close()
+	if err := <-done; !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("Accept after Close: %v", err)
+	}
+}
