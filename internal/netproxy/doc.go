@@ -14,6 +14,11 @@
 // exactly. Anything else gets 403 with the reason in the body, and is
 // counted ([Proxy.TakeRefused]) for the turn's ledger line.
 //
+// A client that is slow to send its headers is cut off
+// ([Config.ReadHeaderTimeout]), and at most [Config.MaxConns] client
+// connections are served at once (the others wait in the kernel's
+// backlog), so that a command cannot use up grub's file descriptors.
+//
 // The sandbox makes it the only way out: the launcher's Landlock rule
 // lets sandboxed commands connect over TCP to the proxy's port only, and
 // [Env] points them at it.
