@@ -123,6 +123,9 @@ func TestLedgerRecordsRefusedHosts(t *testing.T) {
 	if len(rs[0].Refused) != 0 || len(rs[2].Refused) != 0 || fmt.Sprint(rs[1].Refused) != "[{evil.example 1} {example.org 3}]" {
 		t.Fatalf("refused: %v / %v / %v", rs[0].Refused, rs[1].Refused, rs[2].Refused)
 	}
+	if !strings.Contains(r.stderr.String(), "tokens used; network refused: evil.example ×1, example.org ×3\n") {
+		t.Errorf("progress lines:\n%s", r.stderr.String())
+	}
 	if log := r.log(); strings.Count(log, "- Network refused:") != 1 || !strings.Contains(log, "- Network refused: evil.example ×1, example.org ×3\n") {
 		t.Fatalf("progress log:\n%s", log)
 	}

@@ -79,6 +79,9 @@ func (c *Controller) record(ctx context.Context, out *outcome) error {
 	if cost := st.Usage.CostUSD; cost != nil {
 		spent = ", " + templates.FormatUSD(*cost)
 	}
+	if entry.Refused != "" {
+		spent += "; network refused: " + brief(entry.Refused)
+	}
 	c.say("turn %d/%d ended after %s: %s; %d/%d features pass; %d tokens used%s",
 		st.CurrentIteration, st.Limits.MaxIterations, out.elapsed.Round(time.Second), result, passing, total, st.Usage.TokensUsed, spent)
 	return nil
