@@ -272,5 +272,16 @@ func (r rule) matches(h Host) bool {
 	}
 }
 
-// Empty reports whether the list allows nothing.
-func (a *Allowlist) Empty() bool { return a == nil || len(a.rules) == 0 }
+// matchesAnyPort reports whether some rule names h at any port, for the
+// message of a refused port.
+func (a *Allowlist) matchesAnyPort(h Host) bool {
+	if a == nil {
+		return false
+	}
+	for _, r := range a.rules {
+		if r.matches(h) {
+			return true
+		}
+	}
+	return false
+}

@@ -374,20 +374,6 @@ func (p *Proxy) check(ctx context.Context, authority string, defPort int) (*targ
 	return t, nil
 }
 
-// matchesAnyPort reports whether some rule names h at any port, for the
-// message of a refused port.
-func (a *Allowlist) matchesAnyPort(h Host) bool {
-	if a == nil {
-		return false
-	}
-	for _, r := range a.rules {
-		if r.matches(h) {
-			return true
-		}
-	}
-	return false
-}
-
 // splitAuthority splits host:port; a missing port is defPort, or an
 // error when defPort is 0.
 func splitAuthority(s string, defPort int) (string, int, error) {
