@@ -88,16 +88,15 @@ func Start(cfg Config) (*Proxy, error) {
 	if cfg.DialTimeout <= 0 {
 		cfg.DialTimeout = 30 * time.Second
 	}
+	if cfg.Dial == nil {
+		d := &net.Dialer{Timeout: cfg.DialTimeout}
+		cfg.Dial = d.DialContext
+	}
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("network proxy: %w", err)
 	}
 	p := &Proxy{cfg: cfg, ln: ln, serve: make(chan struct{}), refused: map[string]int{}, tunnels: map[net.Conn]struct{}{}}
-	if cfg.Dial == nil {
-		d := &net.Dialer{Timeout: cfg.DialTimeout}
-		cfg.Dial = d.DialContext
-	}
-	p.cfg = cfg
 	p.initForward()
 	p.srv = &http.Server{
 		Handler:           p,
