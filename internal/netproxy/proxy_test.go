@@ -236,13 +236,15 @@ func TestAttacks(t *testing.T) {
 		{"zone", "CONNECT [fe80::1%25lo]:443 HTTP/1.1\r\n\r\n", "", 0},
 		{"origin form with an allowed Host", "GET /x HTTP/1.1\r\nHost: svc.example.com:" + port + "\r\n\r\n", "absolute-form", 400},
 		{"HTTP/1.0 origin form without Host", "GET /x HTTP/1.0\r\n\r\n", "absolute-form", 400},
+		{"two Content-Lengths", "POST http://svc.example.com:" + port + "/ HTTP/1.1\r\nHost: svc.example.com\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nxy", "", 400},
+		{"Transfer-Encoding other than chunked", "POST http://svc.example.com:" + port + "/ HTTP/1.1\r\nHost: svc.example.com\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", "", 0},
 		{"https in absolute form", "GET https://svc.example.com:" + port + "/ HTTP/1.1\r\nHost: svc.example.com\r\n\r\n", "use CONNECT", 400},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			resp, body := raw(t, p, c.req)
-			if c.code == 0 { // refused or rejected, either way
-				if resp.StatusCode != 403 && resp.StatusCode != 400 {
+			if c.code == 0 { // refused or rejected, either way (the server is checked below)
+				if resp.StatusCode < 400 {
 					t.Fatalf("%d %q", resp.StatusCode, body)
 				}
 				return
@@ -338,23 +340,23 @@ func TestNoSmuggling(t *testing.T) {
 	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
 	io.WriteString(c, req)
 	br := bufio.NewReader(c)
-	for range 2 { // the front request's answer, then perhaps the second one's, from the proxy
+	// The chunked encoding wins (Content-Length is ignored): /front has
+	// an empty body, and what follows it is a request of its own, on the
+	// client's connection, which the proxy reads as one: in origin form,
+	// so refused. The server sees /front alone.
+	var codes []int
+	for range 2 {
 		resp, err := http.ReadResponse(br, nil)
 		if err != nil {
-			break
+			t.Fatal(err)
 		}
 		io.Copy(io.Discard, resp.Body)
+		codes = append(codes, resp.StatusCode)
 	}
-	_, paths := up.requests()
-	for _, path := range paths {
-		if path != "/front" && path != "/smuggled" {
-			t.Fatalf("the server got %v", paths)
-		}
+	if fmt.Sprint(codes) != "[200 400]" {
+		t.Fatalf("answers %v, want [200 400]", codes)
 	}
-	// The proxy may pass /smuggled on as a request of its own (it is
-	// one, on the client's connection, checked like any other), but
-	// never inside /front's body.
-	if len(paths) > 0 && paths[0] != "/front" {
+	if _, paths := up.requests(); fmt.Sprint(paths) != "[/front]" {
 		t.Fatalf("the server got %v", paths)
 	}
 }
