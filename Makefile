@@ -63,7 +63,10 @@ FUZZ_TARGETS = \
 	./agent/backend:FuzzParseClaudeResult \
 	./agent/backend:FuzzParseClaudeStream \
 	./agent/backend:FuzzParseCodexEvents \
-	./internal/gitx:FuzzParseTurn
+	./internal/gitx:FuzzParseTurn \
+	./internal/netproxy:FuzzParseAllowlist \
+	./internal/netproxy:FuzzParseHost \
+	./internal/netproxy:FuzzRequest
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \

@@ -18,6 +18,10 @@
 #      after another
 #   6. one sandboxed launch against sh -c true, and 40 turns with the
 #      default sandbox against --sandbox off and a shell loop
+#   7. 100 requests to a loopback server through the network allowlist's
+#      proxy (BenchmarkRatio in internal/netproxy): HTTPS over a CONNECT
+#      tunnel and plain HTTP forwarded, each against the same requests
+#      sent directly, in turn
 #
 # The machine is shared: every time is the best of RUNS runs (default 7).
 #   bench/all.sh            TURNS=20 TRIES=5 RUNS=7 bench/all.sh
@@ -219,6 +223,15 @@ for k in $(seq "$TRIES"); do
 	o40=$(least "$o40" "$(run40 off "$k")")
 	l40=$(least "$l40" "$(loop40 "$k")")
 done
+# 7. the network proxy against direct requests: BenchmarkRatio sends the
+# same requests both ways in turn; the median of 3 runs of 200 rounds.
+go test -c -o "$tmp/netproxy.test" ./internal/netproxy
+px=$("$tmp/netproxy.test" -test.run '^$' -test.bench '^BenchmarkRatio$' -test.benchtime 200x -test.count 3)
+px_ratio() { # px_ratio UNIT: the median of the runs' UNIT metric
+	printf '%s\n' "$px" | awk -v u="$1" '/^BenchmarkRatio/ { for (i = 3; i < NF; i++) if ($(i + 1) == u) print $i }' |
+		sort -n | awk '{ v[NR] = $1 } END { printf "%.2f×", v[int((NR + 1) / 2)] }'
+}
+px_connect=$(px_ratio connect/direct) px_plain=$(px_ratio proxy/direct)
 
 printf '| measure | grub | reference | ratio | goal |\n|---|---|---|---|---|\n'
 printf '| status --json, 2,000 features, 50 MB log (ms) | %s | jq: %s | %s | ≤ 2× |\n' "$status_ms" "$jq_ms" "$status_ratio"
@@ -233,3 +246,5 @@ printf '| the same, the launcher making its namespace itself (ms, median) | %s |
 printf '| the same, Landlock alone, no namespace (ms, median) | %s | sh -c true: %s | %s× | |\n' "$ll_ms" "$sh_ms" "$ll_ratio"
 printf '| 40 turns, default sandbox (ms) | %s | shell loop: %s | %s | ≤ 1.3× |\n' "$r40" "$l40" "$(ratio "$r40" "$l40")"
 printf '| 40 turns, --sandbox off (ms) | %s | shell loop: %s | %s | |\n' "$o40" "$l40" "$(ratio "$o40" "$l40")"
+printf '| 100 HTTPS requests through the proxy (CONNECT) against direct | | | %s | ≤ 1.3× |\n' "$px_connect"
+printf '| 100 plain HTTP requests through the proxy against direct | | | %s | |\n' "$px_plain"

@@ -67,7 +67,8 @@ func EditEntry(e Edit) string {
 }
 
 // SandboxSummary describes sandbox settings in one line: "default",
-// "read-only, no network, allow /a /b, pass GH_TOKEN".
+// "read-only, no network, allow /a /b, pass GH_TOKEN" or "default,
+// network only to @go example.com".
 func SandboxSummary(s Sandbox) string {
 	parts := []string{"default"}
 	if s.Mode != "" {
@@ -75,6 +76,9 @@ func SandboxSummary(s Sandbox) string {
 	}
 	if s.NoNetwork {
 		parts = append(parts, "no network")
+	}
+	if len(s.AllowDomains) > 0 {
+		parts = append(parts, "network only to "+strings.Join(s.AllowDomains, " "))
 	}
 	if len(s.Allow) > 0 {
 		parts = append(parts, "allow "+strings.Join(s.Allow, " "))

@@ -291,7 +291,7 @@ func SameAgent(a, b Agent) bool {
 }
 
 // Sandbox records the sandbox settings a task asked for (grub start
-// --sandbox, --sandbox-allow, --no-network, --pass-env,
+// --sandbox, --sandbox-allow, --no-network, --allow-domain, --pass-env,
 // --sandbox-allow-git, --sandbox-hide, --sandbox-show). They are
 // resolved against the kernel at every run, so an empty Mode (the
 // default) can mean workspace-write on one machine and off on another.
@@ -308,6 +308,10 @@ type Sandbox struct {
 	Allow []string `json:"allow,omitempty"`
 	// NoNetwork refuses TCP connect and bind from sandboxed commands.
 	NoNetwork bool `json:"noNetwork,omitempty"`
+	// AllowDomains is the network allowlist (--allow-domain), as given:
+	// sandboxed commands connect only to grub's proxy, which lets these
+	// hosts through. Empty: no allowlist.
+	AllowDomains []string `json:"allowDomains,omitempty"`
 	// PassEnv names secret-looking variables the shell tool, init.sh and
 	// verify commands still get.
 	PassEnv []string `json:"passEnv,omitempty"`

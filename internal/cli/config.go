@@ -100,8 +100,11 @@ type configSandbox struct {
 	From string `json:"from"`
 	// LandlockABI is the kernel's Landlock ABI, 0 when it has none.
 	LandlockABI int `json:"landlockABI"`
-	// NoNetwork says whether --no-network can be enforced here.
+	// NoNetwork says whether --no-network (and --allow-domain) can be
+	// enforced here.
 	NoNetwork bool `json:"noNetworkAvailable"`
+	// AllowDomains is the network allowlist a new task would get.
+	AllowDomains []string `json:"allowDomains,omitempty"`
 	// Writable are the paths commands may write in that mode.
 	Writable []string `json:"writable"`
 	// AllowGit: commands may write the git directory
@@ -216,7 +219,8 @@ func configRun(opts *ConfigOptions) error {
 		return defs.explain(err)
 	}
 	out.Sandbox = configSandbox{Mode: string(sb.Policy.Mode), From: sb.From, LandlockABI: sb.ABI,
-		NoNetwork: sb.ABI >= sandbox.MinABINetwork, Writable: sb.Policy.WritablePaths(), AllowGit: sb.AllowGit, Warning: sb.Warning}
+		NoNetwork: sb.ABI >= sandbox.MinABINetwork, Writable: sb.Policy.WritablePaths(), AllowGit: sb.AllowGit, Warning: sb.Warning,
+		AllowDomains: sb.AllowDomains}
 	out.Sandbox.Hidden = sandbox.Hidden(sb.Policy)
 	if out.Sandbox.Hidden == nil {
 		out.Sandbox.Hidden = []string{}
@@ -283,13 +287,16 @@ func printConfig(opts *ConfigOptions, c configOutput) error {
 	if s.LandlockABI > 0 {
 		abi = fmt.Sprintf("ABI %d", s.LandlockABI)
 		if !s.NoNetwork {
-			abi += fmt.Sprintf(" (--no-network needs ABI %d)", sandbox.MinABINetwork)
+			abi += fmt.Sprintf(" (--no-network and --allow-domain need ABI %d)", sandbox.MinABINetwork)
 		}
 	}
 	row("sandbox", fmt.Sprintf("%s (%s; --sandbox to change)", s.Mode, s.From))
 	row("  Landlock", abi)
 	if len(s.Writable) > 0 {
 		row("  writable", strings.Join(s.Writable, "\n\t"))
+	}
+	if len(s.AllowDomains) > 0 {
+		row("  network", "only to "+strings.Join(s.AllowDomains, " ")+", through grub's proxy (--allow-domain)")
 	}
 	if s.Mode != string(sandbox.ModeOff) {
 		git := "read-only for sandboxed commands (--sandbox-allow-git lets the agent commit)"

@@ -72,8 +72,8 @@ When a controller is running the task, edit writes a request to its
 control.json (in grub's private folder) and the change takes effect at the next turn boundary. When no
 controller runs it, state.json is changed directly.
 
---sandbox, --sandbox-allow, --no-network, --pass-env and --sandbox-allow-git
-change the task's sandbox (see grub start --help; --sandbox default goes
+--sandbox, --sandbox-allow, --no-network, --allow-domain, --pass-env and
+--sandbox-allow-git change the task's sandbox (see grub start --help; --sandbox default goes
 back to the default).
 A running task records the change at once and applies it from its next
 run (grub resume): the commands of the current run keep the sandbox they
@@ -92,6 +92,7 @@ whole seconds, such as 90s, 45m or 2h. A complete task cannot be edited.`,
   grub edit --max-iter 50 --token-budget 5000000
   grub edit --time-budget 2h
   grub edit --sandbox read-only --no-network
+  grub edit --allow-domain @go --allow-domain api.example.com
   grub edit --on-turn 'git push origin HEAD:grub/0a1b2c3d'
   grub edit --on-turn ''               # remove the on-turn hook`,
 		Args: func(cmd *cobra.Command, args []string) error {

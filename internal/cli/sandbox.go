@@ -14,6 +14,7 @@ import (
 
 	"github.com/grub-dev/grub/harness"
 	"github.com/grub-dev/grub/internal/gitx"
+	"github.com/grub-dev/grub/internal/netproxy"
 	"github.com/grub-dev/grub/internal/proc"
 	"github.com/grub-dev/grub/internal/sandbox"
 )
@@ -55,6 +56,17 @@ under your home folder are hidden from these commands (an empty folder or
 ~/.config/grub. --sandbox-hide PATH hides more, --sandbox-show PATH lets
 one through (both repeatable); grub config lists what is hidden here.
 
+--allow-domain NAME (repeatable; *.example.com, an IP address, NAME:PORT,
+presets @go @npm @pypi @crates) lets sandboxed commands reach those hosts
+and nothing else: grub runs an HTTP proxy on 127.0.0.1 for the run, points
+HTTP_PROXY, HTTPS_PROXY and ALL_PROXY at it (NO_PROXY cleared), and
+Landlock (ABI 4) lets commands connect to its port only. Ports 80 and 443
+unless a pattern names one; private, loopback and link-local addresses
+only for a name or address listed exactly. Refused hosts are in each
+turn's ledger line, the progress log and the report. It works with every
+--sandbox mode (with off, the network and the read-only paths are
+confined, as with --no-network) and not with --no-network itself.
+
 The shell tool, init.sh and verify commands get your environment without
 variables whose names look like secrets (*_API_KEY, *_TOKEN, *SECRET*,
 *PASSWORD*); --pass-env NAME (repeatable) lets one through. Agent programs
@@ -66,10 +78,12 @@ type sandboxFlags struct {
 	Mode      string
 	Allow     []string
 	NoNetwork bool
-	PassEnv   []string
-	AllowGit  bool
-	Hide      []string
-	Show      []string
+	// AllowDomains is --allow-domain: the network allowlist.
+	AllowDomains []string
+	PassEnv      []string
+	AllowGit     bool
+	Hide         []string
+	Show         []string
 }
 
 func (s *sandboxFlags) register(cmd *cobra.Command) {
@@ -77,6 +91,7 @@ func (s *sandboxFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&s.Mode, "sandbox", "", "confine the commands run for the agent: workspace-write, read-only or off; default: workspace-write for --agent openai and command where Landlock is available, off for claude and codex (\"default\" goes back to it)")
 	fl.StringArrayVar(&s.Allow, "sandbox-allow", nil, "with --sandbox workspace-write: also let commands write under `path` (repeatable; '' clears the list)")
 	fl.BoolVar(&s.NoNetwork, "no-network", false, "refuse TCP connect and bind from sandboxed commands (Landlock ABI 4 or later; UDP and MPTCP are not covered)")
+	fl.StringArrayVar(&s.AllowDomains, "allow-domain", nil, "let sandboxed commands reach `host` through grub's proxy, and no other (repeatable; *.example.com, an IP address, host:port, presets "+strings.Join(netproxy.PresetNames(), " ")+"; '' clears the list; Landlock ABI 4)")
 	fl.BoolVar(&s.AllowGit, "sandbox-allow-git", false, "let sandboxed commands write the git directory, so that the agent can commit (its hooks and config stay read-only); by default .git is read-only for them")
 	fl.StringArrayVar(&s.Hide, "sandbox-hide", nil, "also hide `path` from sandboxed commands, as ~/.ssh, ~/.aws and the other credential locations are by default: an empty folder or /dev/null in its place (the last element may be a pattern; repeatable; '' clears the list)")
 	fl.StringArrayVar(&s.Show, "sandbox-show", nil, "let sandboxed commands read `path`, a location grub hides (or a folder holding some) (repeatable; '' clears the list)")
@@ -87,13 +102,15 @@ func (s *sandboxFlags) register(cmd *cobra.Command) {
 func (s *sandboxFlags) given(cmd *cobra.Command) bool {
 	fl := cmd.Flags()
 	return fl.Changed("sandbox") || fl.Changed("sandbox-allow") || fl.Changed("no-network") || fl.Changed("pass-env") || fl.Changed("sandbox-allow-git") ||
-		fl.Changed("sandbox-hide") || fl.Changed("sandbox-show")
+		fl.Changed("sandbox-hide") || fl.Changed("sandbox-show") || fl.Changed("allow-domain")
 }
 
 // apply writes the sandbox flags that were given into sb: --sandbox
 // replaces the mode ("default" clears it), --sandbox-allow, --sandbox-hide,
-// --sandbox-show and --pass-env replace their lists, --no-network and --sandbox-allow-git set (or,
-// =false, clear) their rules. Relative paths are made absolute.
+// --sandbox-show and --pass-env replace their lists, --no-network and
+// --sandbox-allow-git set (or, =false, clear) their rules, --allow-domain
+// replaces the allowlist (each pattern checked). Relative paths are made
+// absolute.
 func (s *sandboxFlags) apply(cmd *cobra.Command, sb *harness.Sandbox) error {
 	fl := cmd.Flags()
 	if fl.Changed("sandbox") {
@@ -127,6 +144,20 @@ func (s *sandboxFlags) apply(cmd *cobra.Command, sb *harness.Sandbox) error {
 	}
 	if fl.Changed("sandbox-allow-git") {
 		sb.AllowGit = s.AllowGit
+	}
+	if fl.Changed("allow-domain") {
+		sb.AllowDomains = nil
+		for _, d := range s.AllowDomains {
+			if d == "" {
+				continue
+			}
+			if err := netproxy.CheckPattern(d); err != nil {
+				return &UsageError{Err: err}
+			}
+			if !slices.Contains(sb.AllowDomains, d) {
+				sb.AllowDomains = append(sb.AllowDomains, d)
+			}
+		}
 	}
 	if fl.Changed("pass-env") {
 		sb.PassEnv = nil
@@ -180,6 +211,11 @@ type sandboxSetup struct {
 	// AllowGit lets commands write the git directory (only the guarded
 	// files in it stay read-only); false: all of it is read-only.
 	AllowGit bool
+	// Allow is the network allowlist (--allow-domain), nil without one;
+	// the run starts the proxy and sets Policy.ProxyPort (withProxy).
+	Allow *netproxy.Allowlist
+	// AllowDomains are the patterns Allow was parsed from.
+	AllowDomains []string
 }
 
 // landlockProbe reports the kernel's Landlock ABI; tests replace
@@ -229,6 +265,10 @@ func resolveSandbox(sb harness.Sandbox, kind harness.AgentKind, root string, get
 	if !ok {
 		abi = 0
 	}
+	allow, err := checkAllowlist(sb, abi)
+	if err != nil {
+		return sandboxSetup{}, err
+	}
 	resolved, warning, err := sandbox.ResolveABI(p, explicit, abi)
 	if err != nil {
 		return sandboxSetup{}, &UsageError{Err: err}
@@ -236,7 +276,48 @@ func resolveSandbox(sb harness.Sandbox, kind harness.AgentKind, root string, get
 	if resolved.Mode != mode {
 		from += " (no Landlock here)"
 	}
-	return sandboxSetup{Policy: resolved, From: from, ABI: abi, Warning: warning, PassEnv: sb.PassEnv, AllowGit: sb.AllowGit}, nil
+	return sandboxSetup{Policy: resolved, From: from, ABI: abi, Warning: warning, PassEnv: sb.PassEnv, AllowGit: sb.AllowGit,
+		Allow: allow, AllowDomains: sb.AllowDomains}, nil
+}
+
+// checkAllowlist parses the task's --allow-domain list (nil without
+// one). It is a usage error with --no-network (which refuses every
+// connection, the proxy's too: the two cannot both hold) and where
+// Landlock lacks ABI 4 (without the network rule the proxy could be
+// gone around, and an allowlist that only asks is no allowlist).
+func checkAllowlist(sb harness.Sandbox, abi int) (*netproxy.Allowlist, error) {
+	if len(sb.AllowDomains) == 0 {
+		return nil, nil
+	}
+	if sb.NoNetwork {
+		return nil, usageErrorf("--allow-domain and --no-network cannot be combined: --no-network refuses every connection, --allow-domain lets the listed hosts through grub's proxy (give --no-network=false, or --allow-domain '' to clear the list)")
+	}
+	if abi < sandbox.MinABINetwork {
+		return nil, usageErrorf("--allow-domain needs Landlock ABI %d (Linux 6.7 or later) to keep sandboxed commands to grub's proxy; this system has %s: %w",
+			sandbox.MinABINetwork, abiText(abi), sandbox.ErrUnavailable)
+	}
+	allow, err := netproxy.ParseAllowlist(sb.AllowDomains)
+	if err != nil {
+		return nil, &UsageError{Err: err}
+	}
+	return allow, nil
+}
+
+func abiText(abi int) string {
+	if abi < 1 {
+		return "none"
+	}
+	return fmt.Sprintf("ABI %d", abi)
+}
+
+// withProxy is the setup for a run whose network proxy listens on port:
+// the policy lets commands connect there only. Without an allowlist it
+// is s unchanged.
+func (s sandboxSetup) withProxy(port int) sandboxSetup {
+	if s.Allow != nil {
+		s.Policy.ProxyPort = port
+	}
+	return s
 }
 
 // hiddenPaths are the paths a task's sandboxed commands may not read (the
@@ -420,6 +501,9 @@ func (s sandboxSetup) describe() string {
 	if s.Policy.NoNetwork {
 		d += ", no network"
 	}
+	if len(s.AllowDomains) > 0 {
+		d += ", network only to " + strings.Join(s.AllowDomains, " ")
+	}
 	if len(s.PassEnv) > 0 {
 		d += ", passing " + strings.Join(s.PassEnv, " ")
 	}
@@ -478,7 +562,8 @@ func becomeReaper() bool {
 // sameSandbox reports whether two sandbox settings are the same.
 func sameSandbox(a, b harness.Sandbox) bool {
 	return a.Mode == b.Mode && a.NoNetwork == b.NoNetwork && a.AllowGit == b.AllowGit && slices.Equal(a.Allow, b.Allow) &&
-		slices.Equal(a.PassEnv, b.PassEnv) && slices.Equal(a.Hide, b.Hide) && slices.Equal(a.Show, b.Show)
+		slices.Equal(a.PassEnv, b.PassEnv) && slices.Equal(a.Hide, b.Hide) && slices.Equal(a.Show, b.Show) &&
+		slices.Equal(a.AllowDomains, b.AllowDomains)
 }
 
 // sandboxView is a task's sandbox as status shows it: the settings, and
@@ -488,10 +573,12 @@ type sandboxView struct {
 	// read-only or off.
 	Mode string `json:"mode"`
 	// From says where the mode comes from (--sandbox, or the default).
-	From      string   `json:"from"`
-	NoNetwork bool     `json:"noNetwork"`
-	Allow     []string `json:"allow,omitempty"`
-	PassEnv   []string `json:"passEnv,omitempty"`
+	From      string `json:"from"`
+	NoNetwork bool   `json:"noNetwork"`
+	// AllowDomains is the network allowlist (--allow-domain).
+	AllowDomains []string `json:"allowDomains,omitempty"`
+	Allow        []string `json:"allow,omitempty"`
+	PassEnv      []string `json:"passEnv,omitempty"`
 	// AllowGit: sandboxed commands may write the git directory.
 	AllowGit bool `json:"allowGit,omitempty"`
 	// Hide and Show are the task's --sandbox-hide and --sandbox-show
@@ -511,7 +598,8 @@ func newSandboxView(st *harness.State, root string, getenv func(string) string, 
 		getenv = func(string) string { return "" }
 	}
 	sb := st.Sandbox
-	v := sandboxView{NoNetwork: sb.NoNetwork, Allow: sb.Allow, PassEnv: sb.PassEnv, AllowGit: sb.AllowGit, Hide: sb.Hide, Show: sb.Show}
+	v := sandboxView{NoNetwork: sb.NoNetwork, AllowDomains: sb.AllowDomains, Allow: sb.Allow, PassEnv: sb.PassEnv, AllowGit: sb.AllowGit,
+		Hide: sb.Hide, Show: sb.Show}
 	setup, err := resolveSandbox(sb, st.Agent.Kind, root, getenv, probe)
 	if err != nil {
 		v.Mode, v.From, v.Problem = sb.Mode, cmp.Or(sb.ModeFrom, "--sandbox"), err.Error()
@@ -526,6 +614,9 @@ func (v sandboxView) line() string {
 	s := v.Mode + " (" + v.From + ")"
 	if v.NoNetwork {
 		s += ", no network"
+	}
+	if len(v.AllowDomains) > 0 {
+		s += ", network only to " + strings.Join(v.AllowDomains, " ") + " (through grub's proxy)"
 	}
 	if len(v.Allow) > 0 {
 		s += ", also writable: " + strings.Join(v.Allow, " ")

@@ -42,6 +42,12 @@ func TestSandboxUnavailable(t *testing.T) {
 		{"no-network below ABI 4", 3, []string{"start", "g", "--agent-cmd", "true", "--no-network"}, "--no-network needs Landlock ABI 4"},
 		{"edit to workspace-write without Landlock", 0, []string{"edit", "0a1b2c3d", "--sandbox", "workspace-write"}, "needs Landlock"},
 		{"resume with read-only without Landlock", 0, []string{"resume", "0a1b2c3d", "--sandbox", "read-only"}, "needs Landlock"},
+		{"allow-domain below ABI 4", 3, []string{"start", "g", "--agent-cmd", "true", "--allow-domain", "example.com"}, "--allow-domain needs Landlock ABI 4"},
+		{"allow-domain without Landlock, sandbox off", 0, []string{"start", "g", "--agent-cmd", "true", "--sandbox", "off", "--allow-domain", "example.com"}, "--allow-domain needs Landlock ABI 4"},
+		{"allow-domain with no-network", 7, []string{"start", "g", "--agent-cmd", "true", "--no-network", "--allow-domain", "example.com"}, "cannot be combined"},
+		{"edit to allow-domain below ABI 4", 3, []string{"edit", "0a1b2c3d", "--allow-domain", "@go"}, "--allow-domain needs Landlock ABI 4"},
+		{"resume with allow-domain below ABI 4", 3, []string{"resume", "0a1b2c3d", "--allow-domain", "@go"}, "--allow-domain needs Landlock ABI 4"},
+		{"bad allow-domain pattern", 7, []string{"start", "g", "--agent-cmd", "true", "--allow-domain", "exa mple.com"}, "not allowed in a host name"},
 		{"unknown mode", 7, []string{"start", "g", "--agent-cmd", "true", "--sandbox", "strict"}, `unknown sandbox mode "strict"`},
 	}
 	for _, tt := range tests {
@@ -191,6 +197,52 @@ func TestSandboxFlagsRelativeAllow(t *testing.T) {
 	sb := got.Sandbox
 	if sb.Mode != "read-only" || !slices.Equal(sb.Allow, []string{want, "/abs"}) || !sb.NoNetwork || !slices.Equal(sb.PassEnv, []string{"GH_TOKEN"}) {
 		t.Errorf("sandbox settings %+v", sb)
+	}
+}
+
+// TestAllowDomainFlags: --allow-domain keeps the patterns as given, once
+// each, and ” clears the list.
+func TestAllowDomainFlags(t *testing.T) {
+	parse := func(args ...string) harness.Sandbox {
+		t.Helper()
+		var got *StartOptions
+		ios, _, _, _ := TestIOStreams()
+		cmd := NewCmdStart(NewFactory(ios), func(o *StartOptions) error { got = o; return nil })
+		cmd.SetArgs(append([]string{"g", "--agent-cmd", "x"}, args...))
+		if err := cmd.Execute(); err != nil {
+			t.Fatal(err)
+		}
+		return got.Sandbox
+	}
+	sb := parse("--allow-domain", "@go", "--allow-domain", "*.Example.com", "--allow-domain", "@go")
+	if !slices.Equal(sb.AllowDomains, []string{"@go", "*.Example.com"}) {
+		t.Errorf("allow-domain %q", sb.AllowDomains)
+	}
+	if sb := parse("--allow-domain", ""); sb.AllowDomains != nil {
+		t.Errorf("'' left %q", sb.AllowDomains)
+	}
+	if sameSandbox(harness.Sandbox{AllowDomains: []string{"a.example"}}, harness.Sandbox{}) {
+		t.Error("sameSandbox ignores the allowlist")
+	}
+}
+
+// TestResolveSandboxAllowlist: an allowlist keeps a mode-off agent
+// (claude) wrapped once the proxy's port is known, and the port is the
+// policy's.
+func TestResolveSandboxAllowlist(t *testing.T) {
+	sb := harness.Sandbox{AllowDomains: []string{"api.example.com"}}
+	setup, err := resolveSandbox(sb, harness.AgentClaude, t.TempDir(), func(string) string { return "" }, func() (int, bool) { return 7, true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if setup.Allow == nil || setup.Policy.Mode != sandbox.ModeOff || setup.wrapper("/grub") != nil {
+		t.Fatalf("before the proxy: %+v", setup)
+	}
+	if p := setup.withProxy(4321).Policy; p.ProxyPort != 4321 || !p.Confines() {
+		t.Fatalf("with the proxy: %+v", p)
+	}
+	if argv := setup.withProxy(4321).wrapper("/grub")([]string{"claude"}); !slices.Contains(argv.Argv, "--proxy-port=4321") {
+		t.Fatalf("wrapped claude: %q", argv.Argv)
 	}
 }
 

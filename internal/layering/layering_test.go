@@ -21,6 +21,7 @@ var leaves = []string{
 	"featurelist",
 	"internal/atomicfile",
 	"internal/failpoint",
+	"internal/netproxy",
 	"internal/proc",
 	"internal/termsafe",
 	"loopstate",

@@ -113,7 +113,26 @@ type Turn struct {
 	Progress        *Progress `json:"progress,omitempty"`
 	Checks          []Check   `json:"checks"`
 	Findings        []Finding `json:"findings"`
-	Recorded        bool      `json:"recorded"` // there is a ledger line for the turn
+	// Refused are the hosts the network allowlist refused in the turn.
+	Refused  []Refused `json:"refused,omitempty"`
+	Recorded bool      `json:"recorded"` // there is a ledger line for the turn
+}
+
+// Refused is a host the network allowlist refused in a turn, and how
+// many times.
+type Refused struct {
+	Host  string `json:"host"`
+	Count int    `json:"count"`
+}
+
+// RefusedText is the turn's refused hosts in one line, "example.org ×3,
+// evil.example ×1"; empty: none.
+func (t Turn) RefusedText() string {
+	hosts := make([]harness.RefusedHost, len(t.Refused))
+	for i, r := range t.Refused {
+		hosts[i] = harness.RefusedHost{Host: r.Host, Count: r.Count}
+	}
+	return harness.FormatRefused(hosts)
 }
 
 // Usage is what one turn used.
@@ -255,6 +274,9 @@ func fromLedger(l harness.TurnRecord) Turn {
 	}
 	for _, f := range l.Findings {
 		t.Findings = append(t.Findings, Finding{Kind: string(f.Kind), Text: f.Text})
+	}
+	for _, r := range l.Refused {
+		t.Refused = append(t.Refused, Refused{Host: r.Host, Count: r.Count})
 	}
 	return t
 }

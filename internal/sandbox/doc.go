@@ -29,6 +29,15 @@
 // asks for one (Go's net.Dialer with SetMultipathTCP) still connects
 // unless the machine disables MPTCP (sysctl net.mptcp.enabled=0).
 //
+// Policy.ProxyPort (--allow-domain), in any mode, refuses TCP connect
+// to every port but that of grub's network proxy on 127.0.0.1 (package
+// netproxy, run by grub outside the sandbox), and UDP connect and send
+// from ABI 10; bind is not refused, so commands may still listen.
+// Landlock's network rules name ports, not addresses: a listener on the
+// proxy's port number at another address is reachable too, and the gaps
+// of NoNetwork (UDP below ABI 10, MPTCP) are the same. Pathname Unix
+// sockets are refused from ABI 9, as under NoNetwork.
+//
 // Reading is not restricted, but for the credentials ([Policy.Hide]): in
 // the confining modes the launcher covers each location of
 // [Credentials] under the user's home ([CredentialPaths]: ~/.ssh, ~/.aws,

@@ -244,6 +244,63 @@ func TestNoNetwork(t *testing.T) {
 	}
 }
 
+// TestProxyPort: with a proxy port (--allow-domain), a command connects
+// to that port and no other, and may still listen (the rule does not
+// handle bind).
+func TestProxyPort(t *testing.T) {
+	requireLandlock(t, MinABINetwork)
+	serve := func() (net.Listener, int) {
+		l, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
+			}
+		}()
+		return l, l.Addr().(*net.TCPAddr).Port
+	}
+	proxy, port := serve()
+	other, _ := serve()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t)
+	ws := Policy{Mode: ModeWorkspaceWrite, Workspace: f.ws, ProxyPort: port}
+	off := Policy{Mode: ModeOff, ProxyPort: port}
+	tests := []struct {
+		name   string
+		p      Policy
+		argv   []string
+		wantOK bool
+	}{
+		{"connect to the proxy", ws, []string{self, "__dial", proxy.Addr().String()}, true},
+		{"connect elsewhere", ws, []string{self, "__dial", other.Addr().String()}, false},
+		{"connect elsewhere, mode off", off, []string{self, "__dial", other.Addr().String()}, false},
+		{"connect to the proxy, mode off", off, []string{self, "__dial", proxy.Addr().String()}, true},
+		{"bind", ws, []string{self, "__listen"}, true},
+		{"bind, mode off", off, []string{self, "__listen"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, code := f.run(t, tt.p, tt.argv...)
+			if ok := code == 0; ok != tt.wantOK {
+				t.Fatalf("exit %d (%s), want success=%v", code, out, tt.wantOK)
+			}
+			if !tt.wantOK && !strings.Contains(out, "permission denied") {
+				t.Errorf("refused with %q, want permission denied", out)
+			}
+		})
+	}
+}
+
 // TestLauncherFailsClosed: a confining policy the launcher cannot apply
 // (here a workspace that does not exist) stops the command with
 // ExitCannotRun and a message, rather than running it unconfined.

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"runtime"
 	"slices"
+	"strconv"
 )
 
 // ExecCommand is the hidden subcommand of grub that runs the launcher:
@@ -30,7 +31,7 @@ const (
 // Wrap returns the command line that runs argv under p: grub's own
 // executable self (from os.Executable) with the hidden subcommand, the
 // policy as flags, "--" and argv. For a policy that confines nothing (mode
-// off without NoNetwork) it returns a copy of argv unchanged.
+// off without NoNetwork or ProxyPort) it returns a copy of argv unchanged.
 //
 // The launcher works out the writable paths from its own environment,
 // which is the command's: the caller sets the command's environment
@@ -48,6 +49,9 @@ func Wrap(self string, p Policy, argv []string) []string {
 	}
 	if p.NoNetwork {
 		out = append(out, "--no-network")
+	}
+	if p.ProxyPort != 0 {
+		out = append(out, "--proxy-port="+strconv.Itoa(p.ProxyPort))
 	}
 	for _, r := range p.ReadOnly {
 		out = append(out, "--ro="+r)
@@ -138,6 +142,7 @@ func parseArgs(args []string) (Policy, []string, error) {
 		return nil
 	})
 	fs.BoolVar(&p.NoNetwork, "no-network", false, "refuse TCP connect and bind")
+	fs.IntVar(&p.ProxyPort, "proxy-port", 0, "refuse TCP connect but to this port")
 	fs.Func("ro", "read-only path", func(s string) error {
 		p.ReadOnly = append(p.ReadOnly, s)
 		return nil
@@ -171,6 +176,9 @@ func describe(p Policy) string {
 	s := "mode " + string(p.Mode)
 	if p.NoNetwork {
 		s += ", no network"
+	}
+	if p.ProxyPort != 0 {
+		s += ", network through the proxy on port " + strconv.Itoa(p.ProxyPort)
 	}
 	return s
 }

@@ -52,6 +52,11 @@ type Policy struct {
 	Writable []string
 	// NoNetwork refuses TCP connect and bind (--no-network).
 	NoNetwork bool
+	// ProxyPort, when not 0, is the port of grub's network proxy on
+	// 127.0.0.1 (--allow-domain): TCP connect is refused to every other
+	// port (Landlock ABI 4; UDP connect and send too from ABI 10), bind
+	// stays allowed, and so do connections to the proxy's port.
+	ProxyPort int
 	// ReadOnly lists absolute paths a command may not change even where
 	// the mode lets it write (git's hooks and config, grub's state.json,
 	// lock and private folder: see ProtectedPaths). The launcher makes each
@@ -96,6 +101,9 @@ func (p Policy) Validate() error {
 			return fmt.Errorf("sandbox writable path %q is not an absolute path", w)
 		}
 	}
+	if p.ProxyPort < 0 || p.ProxyPort > 65535 {
+		return fmt.Errorf("sandbox proxy port %d is out of range", p.ProxyPort)
+	}
 	for _, r := range p.ReadOnly {
 		if !filepath.IsAbs(r) {
 			return fmt.Errorf("sandbox read-only path %q is not an absolute path", r)
@@ -111,7 +119,7 @@ func (p Policy) Validate() error {
 
 // Confines reports whether the policy restricts anything, that is whether
 // commands must go through the launcher.
-func (p Policy) Confines() bool { return p.Mode != ModeOff || p.NoNetwork }
+func (p Policy) Confines() bool { return p.Mode != ModeOff || p.NoNetwork || p.ProxyPort != 0 }
 
 // Devices are the device files and directories a command may write in
 // any confining mode: the bit bucket and friends that shells and build

@@ -97,6 +97,9 @@ func resolve(p Policy, explicitMode bool, abi int) (Policy, string, error) {
 	if p.NoNetwork && abi < MinABINetwork {
 		return p, warning, fmt.Errorf("--no-network needs Landlock ABI %d (Linux 6.7 or later); this system has %s: %w", MinABINetwork, abiName(abi), ErrUnavailable)
 	}
+	if p.ProxyPort != 0 && abi < MinABINetwork {
+		return p, warning, fmt.Errorf("--allow-domain needs Landlock ABI %d (Linux 6.7 or later) to keep commands to grub's proxy; this system has %s: %w", MinABINetwork, abiName(abi), ErrUnavailable)
+	}
 	return p, warning, nil
 }
 
