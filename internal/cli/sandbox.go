@@ -43,8 +43,11 @@ warning, and an explicit mode is an error (exit 2). For --agent claude and
 --agent codex the sandbox is opt-in (they have their own permission
 systems); when asked for, their folders (~/.claude and ~/.claude.json, or
 $CLAUDE_CONFIG_DIR; ~/.codex or $CODEX_HOME) are writable too. --no-network
-also refuses TCP connect and bind (Landlock ABI 4). grub config shows the
-paths and the kernel's Landlock ABI.
+also cuts the network: TCP connect and bind are refused (Landlock ABI 4)
+and a seccomp filter refuses every other socket (UDP, Multipath TCP, raw,
+packet) and io_uring; below Landlock ABI 9 it refuses Unix sockets too
+(socketpair still works). grub config shows the paths and the kernel's
+Landlock ABI; start says what the kernel cannot enforce.
 
 The shell tool, init.sh and verify commands get your environment without
 variables whose names look like secrets (*_API_KEY, *_TOKEN, *SECRET*,
@@ -65,7 +68,7 @@ func (s *sandboxFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&s.Mode, "sandbox", "", "confine the commands run for the agent: workspace-write, read-only or off; default: workspace-write for --agent openai and command where Landlock is available, off for claude and codex (\"default\" goes back to it)")
 	fl.StringArrayVar(&s.Allow, "sandbox-allow", nil, "with --sandbox workspace-write: also let commands write under `path` (repeatable; '' clears the list)")
-	fl.BoolVar(&s.NoNetwork, "no-network", false, "refuse TCP connect and bind from sandboxed commands (Landlock ABI 4 or later; UDP and MPTCP are not covered)")
+	fl.BoolVar(&s.NoNetwork, "no-network", false, "cut sandboxed commands off the network: TCP through Landlock (ABI 4 or later), every other socket through seccomp")
 	fl.BoolVar(&s.AllowGit, "sandbox-allow-git", false, "let sandboxed commands write the git directory, so that the agent can commit (its hooks and config stay read-only); by default .git is read-only for them")
 	fl.StringArrayVar(&s.PassEnv, "pass-env", nil, "let the secret-looking variable `NAME` through to the shell tool, init.sh and verify (repeatable; '' clears the list)")
 }

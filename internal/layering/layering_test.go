@@ -78,6 +78,7 @@ var owner = map[string]string{
 	"github.com/fsnotify/fsnotify":             "harness",
 	"golang.org/x/sys":                         "harness",
 	"github.com/landlock-lsm/go-landlock":      "internal/sandbox",
+	"golang.org/x/net/bpf":                     "internal/sandbox",
 	"github.com/rogpeppe/go-internal":          "cmd/grub",
 	"golang.org/x/term":                        "internal/cli",
 	"github.com/pelletier/go-toml/v2":          "internal/config",
