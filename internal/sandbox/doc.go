@@ -35,7 +35,8 @@
 //     tools that talk to a local daemon then fail, while socketpair(2)
 //     still works;
 //   - listen(2): a TCP socket that listens unbound gets an ephemeral port
-//     on every address, past Landlock's bind rule;
+//     on every address, past Landlock's bind rule (so no server, TCP or
+//     Unix, runs under NoNetwork);
 //   - sends with MSG_FASTOPEN: a TCP Fast Open send connects without
 //     connect(2), and Landlock lets it through;
 //   - io_uring, whose operations make sockets seccomp does not see;

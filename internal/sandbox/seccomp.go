@@ -19,6 +19,24 @@ func unixLeftToLandlock(p Policy, abi int) bool {
 	return p.NoNetwork && p.Mode != ModeOff && abi >= abiResolveUnix
 }
 
+// filterOptions are what the filter lets through that depends on the
+// policy and the kernel.
+type filterOptions struct {
+	// unix lets AF_UNIX sockets be created (see unixLeftToLandlock).
+	unix bool
+	// listen lets listen(2) through. Where Landlock refuses every TCP
+	// bind (NoNetwork) a TCP socket could still listen unbound, on an
+	// ephemeral port of every address (the kernel's autobind, which
+	// Landlock does not see), and take connections from the network.
+	listen bool
+}
+
+// filterFor is the filter's options for p on a kernel with Landlock ABI
+// abi.
+func filterFor(p Policy, abi int) filterOptions {
+	return filterOptions{unix: unixLeftToLandlock(p, abi), listen: !p.NoNetwork}
+}
+
 // networkGaps says what cutting the network under p cannot do on a
 // kernel with Landlock ABI abi where FilterSupported answered filterOK
 // and why, for Resolve's warning; "" when nothing is missing or p does

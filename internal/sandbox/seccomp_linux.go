@@ -31,13 +31,14 @@ import (
 //   - with socketpair(2), AF_UNIX pairs, which reach nothing outside.
 //
 // Every other family (AF_PACKET, AF_VSOCK, which reaches a virtual
-// machine's host, AF_BLUETOOTH, AF_XDP, …) is refused. Under NoNetwork
-// so is listen(2) (see filterOptions.listen). So are io_uring
-// (its IORING_OP_SOCKET makes sockets seccomp never sees), sendto,
-// sendmsg and sendmmsg with MSG_FASTOPEN (a TCP Fast Open send connects
-// without connect(2)), system calls of another ABI (the 32-bit ones on
-// amd64, with their socketcall(2), and x32's): those end the process.
-// A refused call fails with EACCES, as Landlock's refusals do.
+// machine's host, AF_BLUETOOTH, AF_XDP, …) is refused, and so are
+// io_uring (its IORING_OP_SOCKET makes sockets seccomp never sees),
+// sendto, sendmsg and sendmmsg with MSG_FASTOPEN (a TCP Fast Open send
+// connects without connect(2), and Landlock does not see it) and, under
+// NoNetwork, listen(2) (see filterOptions.listen). A refused call fails
+// with EACCES, as Landlock's refusals do. A system call of another ABI
+// (the 32-bit ones on amd64, with their socketcall(2), and x32's) ends
+// the process.
 //
 // The filter reads only the low 32 bits of each argument, as the kernel
 // does for these int arguments, so that high bits set by the caller
@@ -92,24 +93,6 @@ const (
 )
 
 func argLow(i int) uint32 { return uint32(offArgs + 8*i) }
-
-// filterOptions are what the filter lets through that depends on the
-// policy and the kernel.
-type filterOptions struct {
-	// unix lets AF_UNIX sockets be created (see unixLeftToLandlock).
-	unix bool
-	// listen lets listen(2) through. Where Landlock refuses every TCP
-	// bind (NoNetwork) a TCP socket could still listen unbound, on an
-	// ephemeral port of every address (the kernel's autobind, which
-	// Landlock does not see), and take connections from the network.
-	listen bool
-}
-
-// filterFor is the filter's options for p on a kernel with Landlock ABI
-// abi.
-func filterFor(p Policy, abi int) filterOptions {
-	return filterOptions{unix: unixLeftToLandlock(p, abi), listen: !p.NoNetwork}
-}
 
 // networkFilter assembles the filter for arch.
 func networkFilter(arch filterArch, opt filterOptions) ([]bpf.Instruction, error) {

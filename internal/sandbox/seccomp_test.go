@@ -58,3 +58,19 @@ func TestUnixLeftToLandlock(t *testing.T) {
 		}
 	}
 }
+
+// TestFilterFor: listen(2) is refused only where Landlock refuses every
+// TCP bind (NoNetwork), AF_UNIX only where Landlock cannot refuse
+// pathname connects.
+func TestFilterFor(t *testing.T) {
+	ws := Policy{Mode: ModeWorkspaceWrite, Workspace: "/w", NoNetwork: true}
+	if got := filterFor(ws, 7); got.listen || got.unix {
+		t.Errorf("no network, ABI 7: %+v, want neither listen nor unix", got)
+	}
+	if got := filterFor(ws, 9); got.listen || !got.unix {
+		t.Errorf("no network, ABI 9: %+v, want unix without listen", got)
+	}
+	if got := filterFor(Policy{Mode: ModeWorkspaceWrite, Workspace: "/w"}, 9); !got.listen || got.unix {
+		t.Errorf("network allowed: %+v, want listen without unix", got)
+	}
+}
