@@ -93,7 +93,7 @@ type Options struct {
 	// Wrap, when set, puts the sandbox launcher in front of every init.sh
 	// and verify command (see proc.Spec.Wrap); the controller itself
 	// knows nothing of the sandbox.
-	Wrap func(argv []string) []string
+	Wrap proc.Wrapper
 	// Env, when non-nil, is the environment init.sh and verify commands
 	// start from: grub's own without its secrets. nil means grub's own.
 	Env []string

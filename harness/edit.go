@@ -82,6 +82,12 @@ func SandboxSummary(s Sandbox) string {
 	if len(s.PassEnv) > 0 {
 		parts = append(parts, "pass "+strings.Join(s.PassEnv, " "))
 	}
+	if len(s.Hide) > 0 {
+		parts = append(parts, "hide "+strings.Join(s.Hide, " "))
+	}
+	if len(s.Show) > 0 {
+		parts = append(parts, "show "+strings.Join(s.Show, " "))
+	}
 	return strings.Join(parts, ", ")
 }
 

@@ -33,7 +33,7 @@ type CodexConfig struct {
 	StallTimeout time.Duration
 	// Wrap, when set, puts a sandbox launcher in front of the program
 	// (see proc.Spec.Wrap).
-	Wrap func(argv []string) []string
+	Wrap proc.Wrapper
 	// Now stamps transcript entries and times stalls; nil means time.Now.
 	Now func() time.Time
 }

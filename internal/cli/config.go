@@ -107,6 +107,12 @@ type configSandbox struct {
 	// AllowGit: commands may write the git directory
 	// (--sandbox-allow-git); false: it is read-only for them.
 	AllowGit bool `json:"allowGit"`
+	// Hidden are the credential locations (and --sandbox-hide paths)
+	// that exist here and that commands cannot read in that mode, minus
+	// --sandbox-show's; Readable says they stay readable all the same
+	// (no user and mount namespaces here).
+	Hidden   []string `json:"hidden"`
+	Readable bool     `json:"hiddenReadable,omitempty"`
 	// Warning is what a run would warn about, if anything.
 	Warning string `json:"warning,omitempty"`
 }
@@ -211,6 +217,13 @@ func configRun(opts *ConfigOptions) error {
 	}
 	out.Sandbox = configSandbox{Mode: string(sb.Policy.Mode), From: sb.From, LandlockABI: sb.ABI,
 		NoNetwork: sb.ABI >= sandbox.MinABINetwork, Writable: sb.Policy.WritablePaths(), AllowGit: sb.AllowGit, Warning: sb.Warning}
+	out.Sandbox.Hidden = sandbox.Hidden(sb.Policy)
+	if out.Sandbox.Hidden == nil {
+		out.Sandbox.Hidden = []string{}
+	}
+	if ok, _ := sandbox.Namespaces(); !ok && len(out.Sandbox.Hidden) > 0 {
+		out.Sandbox.Readable = true
+	}
 	if out.Sandbox.Writable == nil {
 		out.Sandbox.Writable = []string{}
 	}
@@ -284,6 +297,14 @@ func printConfig(opts *ConfigOptions, c configOutput) error {
 			git = "writable for sandboxed commands, but its hooks and config (--sandbox-allow-git)"
 		}
 		row("  .git", git)
+		hidden := "nothing to hide here (~/.ssh, ~/.aws and the other credential locations do not exist)"
+		if len(s.Hidden) > 0 {
+			hidden = strings.Join(s.Hidden, "\n\t")
+		}
+		if s.Readable {
+			hidden = "none: without user and mount namespaces these stay readable:\n\t" + hidden
+		}
+		row("  hidden", hidden)
 	}
 	l := c.Limits
 	row("limits", fmt.Sprintf("%d turns, %d failures in a row (%d for the initializer), %d blocked reports, %d-%d features",

@@ -196,7 +196,7 @@ func checkAgentFlags(fl *pflag.FlagSet, kind harness.AgentKind) error {
 // in front of the commands it runs for the agent (nil: none) and the
 // environment of the built-in agent's shell (nil: grub's own).
 type agentSandbox struct {
-	Wrap     func([]string) []string
+	Wrap     proc.Wrapper
 	ShellEnv []string
 }
 
@@ -321,18 +321,20 @@ func runTask(ctx context.Context, o runOptions) error {
 	if sb.Warning != "" {
 		fmt.Fprintln(o.IO.ErrOut, "grub: warning: "+sb.Warning)
 	}
-	var wrap func([]string) []string
+	var wrap proc.Wrapper
 	if sb.Policy.Confines() {
 		self, err := os.Executable()
 		if err != nil {
 			return fmt.Errorf("the sandbox needs grub's own executable: %w", err)
 		}
-		wrap = sb.wrapper(self)
 		if ok, why := sandbox.Namespaces(); ok {
 			wrap = sb.protectingWrapper(self, o.Store, o.ID)
 		} else {
 			fmt.Fprintln(o.IO.ErrOut, "grub: warning: "+why+"; .git is not read-only for sandboxed commands here, and what in it can run programs is guarded by the referee's check only")
 			warnPrivateWritable(o.IO.ErrOut, sb.Policy, o.Store.Private)
+			warnReadable(o.IO.ErrOut, sb.Policy)
+			sb.Policy.Hide, sb.Policy.Show = nil, nil
+			wrap = sb.wrapper(self)
 		}
 	}
 	env := sb.scrubbedEnv()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/user"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -49,6 +50,14 @@ packet) and io_uring; below Landlock ABI 9 it refuses Unix sockets too
 (socketpair still works). grub config shows the paths and the kernel's
 Landlock ABI; start says what the kernel cannot enforce.
 
+In both confining modes, where namespaces are available, the credentials
+under your home folder are hidden from these commands (an empty folder or
+/dev/null in their place): ~/.ssh, ~/.aws, ~/.azure, ~/.config/gcloud,
+~/.config/gh, ~/.kube, ~/.docker/config.json, ~/.gnupg, ~/.netrc,
+~/.git-credentials, ~/.npmrc, ~/.pypirc, ~/.cargo/credentials* and
+~/.config/grub. --sandbox-hide PATH hides more, --sandbox-show PATH lets
+one through (both repeatable); grub config lists what is hidden here.
+
 The shell tool, init.sh and verify commands get your environment without
 variables whose names look like secrets (*_API_KEY, *_TOKEN, *SECRET*,
 *PASSWORD*); --pass-env NAME (repeatable) lets one through. Agent programs
@@ -62,6 +71,8 @@ type sandboxFlags struct {
 	NoNetwork bool
 	PassEnv   []string
 	AllowGit  bool
+	Hide      []string
+	Show      []string
 }
 
 func (s *sandboxFlags) register(cmd *cobra.Command) {
@@ -70,19 +81,22 @@ func (s *sandboxFlags) register(cmd *cobra.Command) {
 	fl.StringArrayVar(&s.Allow, "sandbox-allow", nil, "with --sandbox workspace-write: also let commands write under `path` (repeatable; '' clears the list)")
 	fl.BoolVar(&s.NoNetwork, "no-network", false, "cut sandboxed commands off the network: TCP through Landlock (ABI 4 or later), every other socket through seccomp")
 	fl.BoolVar(&s.AllowGit, "sandbox-allow-git", false, "let sandboxed commands write the git directory, so that the agent can commit (its hooks and config stay read-only); by default .git is read-only for them")
+	fl.StringArrayVar(&s.Hide, "sandbox-hide", nil, "also hide `path` from sandboxed commands, as ~/.ssh, ~/.aws and the other credential locations are by default: an empty folder or /dev/null in its place (the last element may be a pattern; repeatable; '' clears the list)")
+	fl.StringArrayVar(&s.Show, "sandbox-show", nil, "let sandboxed commands read `path`, a location grub hides (or a folder holding some) (repeatable; '' clears the list)")
 	fl.StringArrayVar(&s.PassEnv, "pass-env", nil, "let the secret-looking variable `NAME` through to the shell tool, init.sh and verify (repeatable; '' clears the list)")
 }
 
 // given reports whether any sandbox flag was given.
 func (s *sandboxFlags) given(cmd *cobra.Command) bool {
 	fl := cmd.Flags()
-	return fl.Changed("sandbox") || fl.Changed("sandbox-allow") || fl.Changed("no-network") || fl.Changed("pass-env") || fl.Changed("sandbox-allow-git")
+	return fl.Changed("sandbox") || fl.Changed("sandbox-allow") || fl.Changed("no-network") || fl.Changed("pass-env") || fl.Changed("sandbox-allow-git") ||
+		fl.Changed("sandbox-hide") || fl.Changed("sandbox-show")
 }
 
 // apply writes the sandbox flags that were given into sb: --sandbox
-// replaces the mode ("default" clears it), --sandbox-allow and --pass-env
-// replace their lists, --no-network and --sandbox-allow-git set (or,
-// =false, clear) their rules. Relative --sandbox-allow paths are made absolute.
+// replaces the mode ("default" clears it), --sandbox-allow, --sandbox-hide,
+// --sandbox-show and --pass-env replace their lists, --no-network and --sandbox-allow-git set (or,
+// =false, clear) their rules. Relative paths are made absolute.
 func (s *sandboxFlags) apply(cmd *cobra.Command, sb *harness.Sandbox) error {
 	fl := cmd.Flags()
 	if fl.Changed("sandbox") {
@@ -97,20 +111,19 @@ func (s *sandboxFlags) apply(cmd *cobra.Command, sb *harness.Sandbox) error {
 			sb.Mode = string(m)
 		}
 	}
-	if fl.Changed("sandbox-allow") {
-		sb.Allow = nil
-		for _, p := range s.Allow {
-			if p == "" {
-				continue
-			}
-			abs, err := filepath.Abs(p)
-			if err != nil {
-				return usageErrorf("--sandbox-allow %s: %v", p, err)
-			}
-			if !slices.Contains(sb.Allow, abs) {
-				sb.Allow = append(sb.Allow, abs)
-			}
+	for _, l := range []struct {
+		flag  string
+		given []string
+		to    *[]string
+	}{{"sandbox-allow", s.Allow, &sb.Allow}, {"sandbox-hide", s.Hide, &sb.Hide}, {"sandbox-show", s.Show, &sb.Show}} {
+		if !fl.Changed(l.flag) {
+			continue
 		}
+		paths, err := absPaths(l.flag, l.given)
+		if err != nil {
+			return err
+		}
+		*l.to = paths
 	}
 	if fl.Changed("no-network") {
 		sb.NoNetwork = s.NoNetwork
@@ -133,6 +146,25 @@ func (s *sandboxFlags) apply(cmd *cobra.Command, sb *harness.Sandbox) error {
 		}
 	}
 	return nil
+}
+
+// absPaths makes a path flag's values absolute, without duplicates and
+// without the empty value (which clears the list).
+func absPaths(flag string, given []string) ([]string, error) {
+	var out []string
+	for _, p := range given {
+		if p == "" {
+			continue
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, usageErrorf("--%s %s: %v", flag, p, err)
+		}
+		if !slices.Contains(out, abs) {
+			out = append(out, abs)
+		}
+	}
+	return out, nil
 }
 
 // sandboxSetup is how one run confines the commands grub runs for the
@@ -180,6 +212,13 @@ func resolveSandbox(sb harness.Sandbox, kind harness.AgentKind, root string, get
 		}
 	}
 	p := sandbox.Policy{Mode: mode, Workspace: root, Writable: allowPaths(root, sb.Allow), NoNetwork: sb.NoNetwork}
+	if mode != sandbox.ModeOff {
+		hide, show, err := hiddenPaths(sb, root, getenv)
+		if err != nil {
+			return sandboxSetup{}, err
+		}
+		p.Hide, p.Show = hide, show
+	}
 	if mode == sandbox.ModeWorkspaceWrite {
 		p.Writable = append(p.Writable, agentConfigPaths(kind, getenv)...)
 		if sb.AllowGit {
@@ -201,6 +240,42 @@ func resolveSandbox(sb harness.Sandbox, kind harness.AgentKind, root string, get
 		from += " (no Landlock here)"
 	}
 	return sandboxSetup{Policy: resolved, From: from, ABI: abi, Warning: warning, PassEnv: sb.PassEnv, AllowGit: sb.AllowGit}, nil
+}
+
+// hiddenPaths are the paths a task's sandboxed commands may not read (the
+// credential locations under the home folder, $HOME and the one the
+// user database gives when they differ, and the task's --sandbox-hide
+// paths) and those let through (--sandbox-show). A hidden path that holds
+// the workspace is a usage error, and so is a shown path inside a folder
+// hidden as a whole (the launcher hides the folder, not what it holds).
+func hiddenPaths(sb harness.Sandbox, root string, getenv func(string) string) (hide, show []string, err error) {
+	own := allowPaths(root, sb.Hide)
+	for _, h := range own {
+		if rel, err := filepath.Rel(h, root); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return nil, nil, usageErrorf("--sandbox-hide %s: it holds the workspace, which sandboxed commands need", h)
+		}
+	}
+	hide = append(sandbox.CredentialPaths(getenv("HOME"), passwdHome(getenv)), own...)
+	show = allowPaths(root, sb.Show)
+	if s, h, ok := sandbox.ShownInside(hide, show); ok {
+		return nil, nil, usageErrorf("--sandbox-show %s: it lies in %s, which is hidden as a whole; show %s instead", s, h, h)
+	}
+	return hide, show, nil
+}
+
+// passwdHome is the current user's home folder in the user database, for
+// tools (ssh) that read it rather than $HOME; "" when it is $HOME, or
+// when the environment is a test's (no $HOME).
+func passwdHome(getenv func(string) string) string {
+	home := getenv("HOME")
+	if home == "" {
+		return ""
+	}
+	u, err := user.Current()
+	if err != nil || u.HomeDir == home {
+		return ""
+	}
+	return u.HomeDir
 }
 
 // outsideGitDirs are the git directories of the work tree at root that lie
@@ -256,12 +331,23 @@ func agentConfigPaths(kind harness.AgentKind, getenv func(string) string) []stri
 // wrapper returns the function that puts the launcher (self, grub's own
 // executable) in front of a command under the setup's policy, or nil when
 // the policy confines nothing.
-func (s sandboxSetup) wrapper(self string) func([]string) []string {
+func (s sandboxSetup) wrapper(self string) proc.Wrapper {
 	if !s.Policy.Confines() {
 		return nil
 	}
 	p := s.Policy
-	return func(argv []string) []string { return sandbox.Wrap(self, p, argv) }
+	return func(argv []string) proc.Launch { return launch(self, p, argv) }
+}
+
+// launch is the launcher's command line for argv under p, and, where it
+// can start directly in its user and mount namespace, the attributes
+// that make them (with the command line to fall back to).
+func launch(self string, p sandbox.Policy, argv []string) proc.Launch {
+	plain := sandbox.Wrap(self, p, argv)
+	if wrapped, attr, ok := sandbox.InNamespace(self, p, argv); ok {
+		return proc.Launch{Argv: wrapped, Attr: attr, Plain: plain}
+	}
+	return proc.Launch{Argv: plain}
 }
 
 // protectingWrapper is wrapper for a task whose protected files the
@@ -274,7 +360,7 @@ func (s sandboxSetup) wrapper(self string) func([]string) []string {
 // it lies under a path commands may write ($XDG_STATE_HOME in /tmp). The
 // list is read again for every command, so a config include or hooks
 // folder the referee restored is covered from then on.
-func (s sandboxSetup) protectingWrapper(self string, store *harness.Store, id string) func([]string) []string {
+func (s sandboxSetup) protectingWrapper(self string, store *harness.Store, id string) proc.Wrapper {
 	if !s.Policy.Confines() {
 		return nil
 	}
@@ -284,7 +370,7 @@ func (s sandboxSetup) protectingWrapper(self string, store *harness.Store, id st
 	if store.Private != "" {
 		files = append(files, store.Private)
 	}
-	return func(argv []string) []string {
+	return func(argv []string) proc.Launch {
 		p := s.Policy
 		guarded, err := gitx.GuardedPaths(root)
 		if err != nil {
@@ -297,7 +383,7 @@ func (s sandboxSetup) protectingWrapper(self string, store *harness.Store, id st
 				p.ReadOnly = append(p.ReadOnly, sandbox.WholeGitDirs(root, dirs)...)
 			}
 		}
-		return sandbox.Wrap(self, p, argv)
+		return launch(self, p, argv)
 	}
 }
 
@@ -313,6 +399,15 @@ func warnPrivateWritable(w io.Writer, p sandbox.Policy, private string) {
 			fmt.Fprintf(w, "grub: warning: grub's private folder %s lies in %s, which sandboxed commands may write, and cannot be made read-only here: the agent could queue control requests; set XDG_STATE_HOME to a folder outside it\n", private, dir)
 			return
 		}
+	}
+}
+
+// warnReadable names, when the launcher cannot hide anything (no
+// namespaces), the credential locations that exist and stay readable by
+// sandboxed commands.
+func warnReadable(w io.Writer, p sandbox.Policy) {
+	if readable := sandbox.Hidden(p); len(readable) > 0 {
+		fmt.Fprintf(w, "grub: warning: without a mount namespace grub cannot hide credentials: sandboxed commands can read %s\n", strings.Join(readable, " "))
 	}
 }
 
@@ -333,6 +428,9 @@ func (s sandboxSetup) describe() string {
 	}
 	if s.AllowGit {
 		d += ", .git writable"
+	}
+	if len(s.Policy.Show) > 0 {
+		d += ", showing " + strings.Join(s.Policy.Show, " ")
 	}
 	return d
 }
@@ -382,7 +480,8 @@ func becomeReaper() bool {
 
 // sameSandbox reports whether two sandbox settings are the same.
 func sameSandbox(a, b harness.Sandbox) bool {
-	return a.Mode == b.Mode && a.NoNetwork == b.NoNetwork && a.AllowGit == b.AllowGit && slices.Equal(a.Allow, b.Allow) && slices.Equal(a.PassEnv, b.PassEnv)
+	return a.Mode == b.Mode && a.NoNetwork == b.NoNetwork && a.AllowGit == b.AllowGit && slices.Equal(a.Allow, b.Allow) &&
+		slices.Equal(a.PassEnv, b.PassEnv) && slices.Equal(a.Hide, b.Hide) && slices.Equal(a.Show, b.Show)
 }
 
 // sandboxView is a task's sandbox as status shows it: the settings, and
@@ -398,6 +497,10 @@ type sandboxView struct {
 	PassEnv   []string `json:"passEnv,omitempty"`
 	// AllowGit: sandboxed commands may write the git directory.
 	AllowGit bool `json:"allowGit,omitempty"`
+	// Hide and Show are the task's --sandbox-hide and --sandbox-show
+	// paths (the credential locations are hidden besides).
+	Hide []string `json:"hide,omitempty"`
+	Show []string `json:"show,omitempty"`
 	// Problem says why the next run would refuse the settings here.
 	Problem string `json:"problem,omitempty"`
 }
@@ -411,7 +514,7 @@ func newSandboxView(st *harness.State, root string, getenv func(string) string, 
 		getenv = func(string) string { return "" }
 	}
 	sb := st.Sandbox
-	v := sandboxView{NoNetwork: sb.NoNetwork, Allow: sb.Allow, PassEnv: sb.PassEnv, AllowGit: sb.AllowGit}
+	v := sandboxView{NoNetwork: sb.NoNetwork, Allow: sb.Allow, PassEnv: sb.PassEnv, AllowGit: sb.AllowGit, Hide: sb.Hide, Show: sb.Show}
 	setup, err := resolveSandbox(sb, st.Agent.Kind, root, getenv, probe)
 	if err != nil {
 		v.Mode, v.From, v.Problem = sb.Mode, cmp.Or(sb.ModeFrom, "--sandbox"), err.Error()
@@ -435,6 +538,12 @@ func (v sandboxView) line() string {
 	}
 	if v.AllowGit && v.Mode != string(sandbox.ModeOff) {
 		s += ", .git writable but its hooks and config (--sandbox-allow-git)"
+	}
+	if len(v.Hide) > 0 {
+		s += ", also hidden: " + strings.Join(v.Hide, " ")
+	}
+	if len(v.Show) > 0 {
+		s += ", shown: " + strings.Join(v.Show, " ")
 	}
 	if v.Problem != "" {
 		s += "; the next run refuses it here: " + v.Problem

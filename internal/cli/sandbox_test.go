@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -136,7 +138,7 @@ func TestResolveSandbox(t *testing.T) {
 				t.Fatalf("wrapper set = %v, want %v", wrap != nil, tt.confines)
 			}
 			if wrap != nil {
-				argv := wrap([]string{"sh", "-c", "x"})
+				argv := wrap([]string{"sh", "-c", "x"}).Argv
 				if argv[0] != "/bin/grub" || argv[1] != sandbox.ExecCommand || !slices.Equal(argv[len(argv)-3:], []string{"sh", "-c", "x"}) {
 					t.Errorf("wrapped argv %q", argv)
 				}
@@ -234,5 +236,49 @@ func TestSandboxAllowGit(t *testing.T) {
 	}
 	if e.state("0a1b2c3d").Sandbox.AllowGit {
 		t.Error("allowGit still set after --sandbox-allow-git=false")
+	}
+}
+
+// TestWarnReadable: without namespaces the run names the credentials
+// that exist and stay readable, and says nothing when none exists.
+func TestWarnReadable(t *testing.T) {
+	home := t.TempDir()
+	p := sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite, Workspace: t.TempDir(), Hide: sandbox.CredentialPaths(home)}
+	var b strings.Builder
+	warnReadable(&b, p)
+	if b.Len() != 0 {
+		t.Errorf("nothing to hide, yet: %q", b.String())
+	}
+	netrc := filepath.Join(home, ".netrc")
+	if err := os.WriteFile(netrc, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	warnReadable(&b, p)
+	if got := b.String(); !strings.Contains(got, "cannot hide credentials") || !strings.Contains(got, netrc) {
+		t.Errorf("warning %q; want it to name %s", got, netrc)
+	}
+}
+
+// TestHiddenPaths: the credentials under $HOME, then the task's own;
+// a hidden path holding the workspace and a shown path inside a folder
+// hidden as a whole are usage errors.
+func TestHiddenPaths(t *testing.T) {
+	root := "/w/proj"
+	getenv := func(k string) string { return map[string]string{"HOME": "/h"}[k] }
+	hide, show, err := hiddenPaths(harness.Sandbox{Hide: []string{"secrets", "/srv/key"}, Show: []string{"/h/.ssh"}}, root, getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(hide, "/h/.ssh") || !slices.Contains(hide, "/h/.cargo/credentials*") || !slices.Contains(hide, "/w/proj/secrets") || !slices.Contains(hide, "/srv/key") {
+		t.Errorf("hide = %q", hide)
+	}
+	if !slices.Equal(show, []string{"/h/.ssh"}) {
+		t.Errorf("show = %q", show)
+	}
+	for _, sb := range []harness.Sandbox{{Hide: []string{"/w"}}, {Hide: []string{"."}}, {Show: []string{"/h/.ssh/config"}}} {
+		var usage *UsageError
+		if _, _, err := hiddenPaths(sb, root, getenv); !errors.As(err, &usage) {
+			t.Errorf("%+v: error %v; want a usage error", sb, err)
+		}
 	}
 }

@@ -304,3 +304,22 @@ func TestReachIsTransitive(t *testing.T) {
 		}
 	}
 }
+
+// TestLauncherPackageStaysSmall holds internal/sandbox/launch, whose
+// initialiser runs the sandbox launcher before the rest of grub
+// initialises, to what the launcher needs: the module packages it
+// reaches are internal/sandbox alone, and no library but go-landlock and
+// x/net/bpf (the seccomp filter's assembler, which initialises nothing).
+// Another import would initialise (and cost) before the launcher runs.
+func TestLauncherPackageStaysSmall(t *testing.T) {
+	pkgs := load(t)
+	if _, ok := pkgs["internal/sandbox/launch"]; !ok {
+		t.Fatal("internal/sandbox/launch not found")
+	}
+	for imp := range reach(pkgs, "internal/sandbox/launch") {
+		if imp == module+"/internal/sandbox" || thirdParty(imp) == "github.com/landlock-lsm/go-landlock" || thirdParty(imp) == "golang.org/x/net/bpf" {
+			continue
+		}
+		t.Errorf("internal/sandbox/launch reaches %s: the launcher runs before it initialises only with internal/sandbox and the standard library", imp)
+	}
+}

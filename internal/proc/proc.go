@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
 )
@@ -46,9 +47,9 @@ type Spec struct {
 	// command passes a scrubbed copy.
 	BaseEnv []string
 	// Wrap, when set, turns the argv that would run (Args, or sh -c
-	// Command) into the argv that runs instead: a sandbox launcher that
+	// Command) into what runs instead: a sandbox launcher that
 	// restricts itself and then executes the original.
-	Wrap func(argv []string) []string
+	Wrap Wrapper
 	// Stdin feeds the command's standard input; nil means /dev/null. It
 	// should not block forever: Run cannot interrupt a Read in progress.
 	Stdin io.Reader
@@ -71,6 +72,24 @@ type Spec struct {
 	// Stderr is the same for standard error. Stdout and Stderr are
 	// written from different goroutines.
 	Stderr io.Writer
+}
+
+// A Wrapper puts a launcher in front of a command line (see Spec.Wrap).
+type Wrapper func(argv []string) Launch
+
+// Launch is what a Wrapper runs in place of a command line.
+type Launch struct {
+	// Argv is the command line to run.
+	Argv []string
+	// Attr, when set, are the attributes the process starts with (the
+	// new user and mount namespaces a sandbox launcher starts in, so that
+	// it need not start itself again in them); Run adds its own process
+	// group to a copy.
+	Attr *syscall.SysProcAttr
+	// Plain, when set with Attr, is the command line Run starts instead,
+	// without Attr, when the system refuses to start the process with
+	// them (the launcher then does without, or says why in one line).
+	Plain []string
 }
 
 // Result is what Run observed.
@@ -135,18 +154,12 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		tailN = DefaultTailBytes
 	}
 
-	cmd := command(s)
-	cmd.Stdin = s.Stdin
 	tail := newTailBuffer(tailN)
 	stdout := &capture{max: maxOut, tail: tail, tee: s.Stdout}
 	stderr := &capture{max: maxOut, tail: tail, tee: s.Stderr}
-	cmd.Stdout = stdout
-	cmd.Stderr = stderr
-	cmd.SysProcAttr = groupAttr()
-	cmd.WaitDelay = PipeGrace
-
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	cmd, err := startCommand(s, stdout, stderr)
+	if err != nil {
 		if s.Dir != "" {
 			return Result{}, fmt.Errorf("proc: start %s in %s: %w", describe(s), s.Dir, err)
 		}
@@ -209,17 +222,36 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	return res, nil
 }
 
-// command builds the exec.Cmd of s: its argv (Args, or sh -c Command,
-// through Wrap when set), folder and environment.
-func command(s Spec) *exec.Cmd {
+// startCommand starts s's command (Args, or sh -c Command, through Wrap
+// when set) in a process group of its own, its output to stdout and
+// stderr. When the launch's attributes are refused, it starts the
+// launch's plain command line instead.
+func startCommand(s Spec, stdout, stderr io.Writer) (*exec.Cmd, error) {
 	argv := s.Args
 	if len(argv) == 0 {
 		argv = []string{"sh", "-c", s.Command}
 	}
+	l := Launch{Argv: argv}
 	if s.Wrap != nil {
-		argv = s.Wrap(argv)
+		l = s.Wrap(argv)
 	}
+	cmd := command(s, l.Argv, l.Attr, stdout, stderr)
+	err := cmd.Start()
+	if err != nil && l.Attr != nil && len(l.Plain) > 0 {
+		cmd = command(s, l.Plain, nil, stdout, stderr)
+		err = cmd.Start()
+	}
+	return cmd, err
+}
+
+// command builds the exec.Cmd that runs argv for s: its folder,
+// environment, input and output, and attributes (attr's, with a process
+// group of its own).
+func command(s Spec, argv []string, attr *syscall.SysProcAttr, stdout, stderr io.Writer) *exec.Cmd {
 	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.Stdin, stdout, stderr
+	cmd.SysProcAttr = groupAttr(attr)
+	cmd.WaitDelay = PipeGrace
 	cmd.Dir = s.Dir
 	switch {
 	case s.BaseEnv != nil:

@@ -49,8 +49,20 @@
 // refused. [Resolve]'s warning says what the network mode cannot enforce
 // on this kernel, for the caller to print once.
 //
-// Reading is not restricted in any mode: credentials under $HOME (~/.ssh,
-// ~/.aws) stay readable; the environment is what ScrubEnv cleans.
+// Reading is not restricted, but for the credentials ([Policy.Hide]): in
+// the confining modes the launcher covers each location of
+// [Credentials] under the user's home ([CredentialPaths]: ~/.ssh, ~/.aws,
+// ~/.config/gh, ~/.netrc, ~/.config/grub and the others) and each path
+// the user adds, when it exists, with an empty read-only tmpfs (a folder)
+// or /dev/null (a file) in the command's mount namespace, the mount on a
+// symbolic link's target; [Policy.Show] lets some through. A mount point
+// cannot be removed or renamed, and once the launcher dropped
+// CAP_SYS_ADMIN and applied Landlock the command can neither unmount it
+// nor mount over it, even in a user namespace of its own (the mounts it
+// gets there are locked); Landlock also keeps it out of the /proc/PID/root
+// of processes outside the sandbox, whose mounts differ. A location made
+// after the command started is not covered. The environment is what
+// ScrubEnv cleans.
 //
 // Where the kernel has no Landlock, [Resolve] turns the default mode into
 // off with one warning, and refuses an explicit request it cannot honour
@@ -65,14 +77,20 @@
 // workspace but perhaps under a writable path), which a command must not
 // change even inside a writable workspace (a planted hook or
 // core.fsmonitor would run later with the user's rights).
-// When the policy lists some that exist, the launcher runs in two stages:
-// the first starts the second in a new user namespace (the user keeps
+// When the policy lists some that exist, or credentials to hide that
+// exist, the launcher must run in a user and mount namespace of its own.
+// grub starts it directly in them ([InNamespace]: the clone flags, id
+// maps and CAP_SYS_ADMIN on the exec.Cmd, which internal/proc's Launch
+// carries), so that one Go process mounts, restricts itself and execs
+// the command, a direct child of grub in grub's process group; where
+// that start is refused, or for a caller that runs Wrap's command line,
+// the launcher runs in two stages: the first starts the second in a new user namespace (the user keeps
 // their uid and gid) and mount namespace, passes signals on and ends as
 // it ends, both in the caller's process group; the second makes each path
 // a read-only bind mount of itself, makes every folder between it and the
 // workspace a bind mount too (a mount point cannot be renamed, so the
-// path cannot be moved aside with its parent), drops CAP_SYS_ADMIN,
-// applies Landlock (which forbids mount changes from then on) and execs
+// path cannot be moved aside with its parent), covers the credentials,
+// drops CAP_SYS_ADMIN, applies Landlock (which forbids mount changes from then on) and execs
 // the command. Writing such a file fails with "Read-only file system",
 // renaming over it or removing it with "Device or resource busy". A path
 // that does not exist, or is a symbolic link, is skipped at each run and
@@ -80,7 +98,13 @@
 // not available: [Namespaces] probes once, [Resolve] then drops the paths
 // with a warning for the caller to print once, and a launcher that still
 // cannot make the namespace or a mount says so in one line on stderr and
-// runs the command with Landlock alone.
+// runs the command with Landlock alone. The caller likewise drops
+// Policy.Hide where namespaces are not available, naming the credentials
+// that stay readable ([Hidden]).
+//
+// The launcher runs from the initialiser of package
+// internal/sandbox/launch, which cmd/grub imports, so that a launch
+// initialises only this package and what it imports (see that package).
 //
 // [ScrubEnv] removes variables whose names look like secrets
 // ([SecretName]) from a command's environment.

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -26,6 +27,10 @@ func requireLandlock(t *testing.T, minABI int) int {
 type fixture struct {
 	base, ws, home, tmp, etc, extra string
 	env                             []string
+	// oneStage starts the launcher as grub does, directly in its
+	// namespaces when the policy needs them (InNamespace); otherwise
+	// through Wrap's command line, which makes them itself (runStaged).
+	oneStage bool
 }
 
 func newFixture(t *testing.T) fixture {
@@ -59,7 +64,14 @@ func (f fixture) run(t *testing.T, p Policy, argv ...string) (string, int) {
 		t.Fatal(err)
 	}
 	full := Wrap(self, p, argv)
+	var attr *syscall.SysProcAttr
+	if f.oneStage {
+		if wrapped, a, ok := InNamespace(self, p, argv); ok {
+			full, attr = wrapped, a
+		}
+	}
 	cmd := exec.Command(full[0], full[1:]...)
+	cmd.SysProcAttr = attr
 	cmd.Dir = f.ws
 	cmd.Env = f.env
 	out, err := cmd.CombinedOutput()

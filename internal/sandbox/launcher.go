@@ -52,6 +52,12 @@ func Wrap(self string, p Policy, argv []string) []string {
 	for _, r := range p.ReadOnly {
 		out = append(out, "--ro="+r)
 	}
+	for _, h := range p.Hide {
+		out = append(out, "--hide="+h)
+	}
+	for _, s := range p.Show {
+		out = append(out, "--show="+s)
+	}
 	out = append(out, "--")
 	return append(out, argv...)
 }
@@ -64,16 +70,19 @@ func Wrap(self string, p Policy, argv []string) []string {
 // code ExitCannotRun or ExitNotFound. It never runs a command with less
 // Landlock confinement than the policy asks for.
 //
-// When the policy lists read-only paths that exist, the launcher runs in
-// two stages: the first starts the second in a new user and mount
-// namespace and ends as it ends; the second makes the paths read-only
-// bind mounts, then restricts itself and execs the command. Where the
+// When the policy lists read-only or hidden paths that exist, the
+// launcher works in a user and mount namespace of its own: it makes the
+// read-only paths read-only bind mounts and covers the hidden ones, then
+// restricts itself and execs the command. grub starts it in them
+// (InNamespace); started outside them, it runs in two stages: the first
+// starts the second in new namespaces and ends as it ends. Where the
 // namespace cannot be made, the first stage says so in one line on stderr
 // and goes on without it (the referee's check still guards the paths).
 func Main(args []string) int { return launch(args, os.Stderr) }
 
-// nsStage marks the second stage, in its own namespaces. Wrap never
-// writes it; the first stage puts it before the policy flags.
+// nsStage marks a launcher started in its own namespaces. Wrap never
+// writes it; InNamespace and the first stage put it before the policy
+// flags.
 const nsStage = "--in-namespace"
 
 func launch(args []string, stderr io.Writer) int {
@@ -94,9 +103,9 @@ func launch(args []string, stderr io.Writer) int {
 		}
 		return ExitCannotRun
 	}
-	if !staged && len(existing(p.ReadOnly)) > 0 {
+	if !staged && needsNamespace(p) {
 		err := runStaged(args) // returns only when it could not start
-		fmt.Fprintf(stderr, "grub %s: warning: no user and mount namespace (%v); the read-only paths are guarded by the referee's check only\n", ExecCommand, err)
+		fmt.Fprintf(stderr, "grub %s: warning: no user and mount namespace (%v); the read-only paths are guarded by the referee's check only, and the hidden paths stay readable\n", ExecCommand, err)
 	}
 	if staged {
 		// Capabilities belong to a thread: the one that drops them
@@ -135,6 +144,14 @@ func parseArgs(args []string) (Policy, []string, error) {
 	fs.BoolVar(&p.NoNetwork, "no-network", false, "refuse TCP connect and bind")
 	fs.Func("ro", "read-only path", func(s string) error {
 		p.ReadOnly = append(p.ReadOnly, s)
+		return nil
+	})
+	fs.Func("hide", "path to hide", func(s string) error {
+		p.Hide = append(p.Hide, s)
+		return nil
+	})
+	fs.Func("show", "path to let through", func(s string) error {
+		p.Show = append(p.Show, s)
 		return nil
 	})
 	if err := fs.Parse(args); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -59,6 +60,20 @@ type Policy struct {
 	// only when the policy goes through the launcher (Confines); Resolve
 	// drops it, with a warning, where namespaces are not available.
 	ReadOnly []string
+	// Hide lists absolute paths a command may not read, in the confining
+	// modes: the credentials under the user's home (CredentialPaths) and
+	// those --sandbox-hide adds. The last element of an entry may be a
+	// pattern (filepath.Match: ".cargo/credentials*"). The launcher covers
+	// each one that exists, in the command's own user and mount
+	// namespace, with an empty read-only tmpfs (a folder) or /dev/null (a
+	// file); see masks. Like ReadOnly, it takes effect only through the
+	// launcher, and the caller drops it where namespaces are not
+	// available.
+	Hide []string
+	// Show lists absolute paths let through (--sandbox-show): an entry of
+	// Hide, or a match of its pattern, that lies in one of them is not
+	// covered.
+	Show []string
 }
 
 // Validate reports a policy the launcher cannot apply: an unknown mode, a
@@ -84,6 +99,11 @@ func (p Policy) Validate() error {
 	for _, r := range p.ReadOnly {
 		if !filepath.IsAbs(r) {
 			return fmt.Errorf("sandbox read-only path %q is not an absolute path", r)
+		}
+	}
+	for _, h := range append(slices.Clone(p.Hide), p.Show...) {
+		if !filepath.IsAbs(h) {
+			return fmt.Errorf("sandbox hidden or shown path %q is not an absolute path", h)
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Landlock ABI versions the policies need.
@@ -37,28 +38,35 @@ var ErrUnavailable = errors.New("not available on this system")
 //
 // Where user and mount namespaces are not available (Namespaces), a
 // policy with ReadOnly paths loses them and warning says so: those paths
-// are then guarded by the referee's check only.
+// are then guarded by the referee's check only. So does one with paths to
+// Hide, and warning names those that exist: they stay readable.
 func Resolve(p Policy, explicitMode bool) (resolved Policy, warning string, err error) {
 	abi, _ := Supported()
 	resolved, warning, err = ResolveABI(p, explicitMode, abi)
-	if err == nil && len(resolved.ReadOnly) > 0 && resolved.Confines() {
+	if err == nil && len(resolved.ReadOnly)+len(resolved.Hide) > 0 && resolved.Confines() {
 		resolved, warning = withoutNamespaces(resolved, warning, Namespaces)
 	}
 	return resolved, warning, err
 }
 
-// withoutNamespaces drops p.ReadOnly, adding why to warning, when probe
-// says namespaces are not available.
+// withoutNamespaces drops p.ReadOnly and p.Hide (and Show), adding why to
+// warning, and the credentials that stay readable, when probe says
+// namespaces are not available.
 func withoutNamespaces(p Policy, warning string, probe func() (bool, string)) (Policy, string) {
 	ok, why := probe()
 	if ok {
 		return p, warning
 	}
-	p.ReadOnly = nil
+	readable := Hidden(p)
+	p.ReadOnly, p.Hide, p.Show = nil, nil, nil
 	if warning != "" {
 		warning += "; "
 	}
-	return p, warning + why
+	warning += why
+	if len(readable) > 0 {
+		warning += "; sandboxed commands can read " + strings.Join(readable, " ")
+	}
+	return p, warning
 }
 
 // ResolveABI is Resolve for a kernel offering Landlock ABI abi (0: none),
