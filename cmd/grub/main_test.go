@@ -45,7 +45,9 @@ func TestScripts(t *testing.T) {
 		// [userns]: the sandbox launcher can enter a user and mount
 		// namespace to make protected files read-only; [scope]: Landlock
 		// ABI 6, whose signal scope keeps sandboxed commands from
-		// signalling grub.
+		// signalling grub; [seccomp]: the launcher can install the
+		// network filter; [netwarn]: start warns about what --no-network
+		// cannot enforce on this kernel.
 		Condition: func(cond string) (bool, error) {
 			switch cond {
 			case "landlock":
@@ -54,6 +56,14 @@ func TestScripts(t *testing.T) {
 			case "scope":
 				abi, _ := sandbox.Supported()
 				return abi >= sandbox.MinABIScope, nil
+			case "seccomp":
+				ok, _ := sandbox.FilterSupported()
+				return ok, nil
+			case "netwarn":
+				abi, _ := sandbox.Supported()
+				p := sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite, Workspace: "/w", NoNetwork: true}
+				_, warning, err := sandbox.ResolveABI(p, false, abi)
+				return err == nil && strings.Contains(warning, "--no-network"), nil
 			case "userns":
 				ok, _ := sandbox.Namespaces()
 				return ok, nil
