@@ -47,7 +47,9 @@ func TestScripts(t *testing.T) {
 		// namespace to make protected files read-only; [scope]: Landlock
 		// ABI 6, whose signal scope keeps sandboxed commands from
 		// signalling grub; [netrule]: Landlock ABI 4, whose network rules
-		// --no-network and --allow-domain need.
+		// --no-network and --allow-domain need; [seccomp]: the launcher
+		// can install the network filter; [netwarn]: start warns about
+		// what --no-network cannot enforce on this kernel.
 		Condition: func(cond string) (bool, error) {
 			switch cond {
 			case "landlock":
@@ -59,6 +61,14 @@ func TestScripts(t *testing.T) {
 			case "netrule":
 				abi, _ := sandbox.Supported()
 				return abi >= sandbox.MinABINetwork, nil
+			case "seccomp":
+				ok, _ := sandbox.FilterSupported()
+				return ok, nil
+			case "netwarn":
+				abi, _ := sandbox.Supported()
+				p := sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite, Workspace: "/w", NoNetwork: true}
+				_, warning, err := sandbox.ResolveABI(p, false, abi)
+				return err == nil && strings.Contains(warning, "--no-network"), nil
 			case "userns":
 				ok, _ := sandbox.Namespaces()
 				return ok, nil

@@ -45,8 +45,11 @@ warning, and an explicit mode is an error (exit 2). For --agent claude and
 --agent codex the sandbox is opt-in (they have their own permission
 systems); when asked for, their folders (~/.claude and ~/.claude.json, or
 $CLAUDE_CONFIG_DIR; ~/.codex or $CODEX_HOME) are writable too. --no-network
-also refuses TCP connect and bind (Landlock ABI 4). grub config shows the
-paths and the kernel's Landlock ABI.
+also cuts the network: TCP connect and bind are refused (Landlock ABI 4)
+and a seccomp filter refuses every other socket (UDP, Multipath TCP, raw,
+packet) and io_uring; below Landlock ABI 9 it refuses Unix sockets too
+(socketpair still works). grub config shows the paths and the kernel's
+Landlock ABI; start says what the kernel cannot enforce.
 
 In both confining modes, where namespaces are available, the credentials
 under your home folder are hidden from these commands (an empty folder or
@@ -90,7 +93,7 @@ func (s *sandboxFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&s.Mode, "sandbox", "", "confine the commands run for the agent: workspace-write, read-only or off; default: workspace-write for --agent openai and command where Landlock is available, off for claude and codex (\"default\" goes back to it)")
 	fl.StringArrayVar(&s.Allow, "sandbox-allow", nil, "with --sandbox workspace-write: also let commands write under `path` (repeatable; '' clears the list)")
-	fl.BoolVar(&s.NoNetwork, "no-network", false, "refuse TCP connect and bind from sandboxed commands (Landlock ABI 4 or later; UDP and MPTCP are not covered)")
+	fl.BoolVar(&s.NoNetwork, "no-network", false, "cut sandboxed commands off the network: TCP through Landlock (ABI 4 or later), every other socket through seccomp")
 	fl.StringArrayVar(&s.AllowDomains, "allow-domain", nil, "let sandboxed commands reach `host` through grub's proxy, and no other (repeatable; *.example.com, an IP address, host:port, presets "+strings.Join(netproxy.PresetNames(), " ")+"; '' clears the list; Landlock ABI 4)")
 	fl.BoolVar(&s.AllowGit, "sandbox-allow-git", false, "let sandboxed commands write the git directory, so that the agent can commit (its hooks and config stay read-only); by default .git is read-only for them")
 	fl.StringArrayVar(&s.Hide, "sandbox-hide", nil, "also hide `path` from sandboxed commands, as ~/.ssh, ~/.aws and the other credential locations are by default: an empty folder or /dev/null in its place (the last element may be a pattern; repeatable; '' clears the list)")

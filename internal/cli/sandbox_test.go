@@ -94,6 +94,7 @@ func TestResolveSandbox(t *testing.T) {
 	home := "/home/u"
 	getenv := func(k string) string { return map[string]string{"HOME": home, "CODEX_HOME": "/c"}[k] }
 	with := func(abi int) landlockProbe { return func() (int, bool) { return abi, abi > 0 } }
+	filter, _ := sandbox.FilterSupported()
 	tests := []struct {
 		name      string
 		sb        harness.Sandbox
@@ -112,7 +113,10 @@ func TestResolveSandbox(t *testing.T) {
 			[]string{"/home/u/.claude", "/home/u/.claude.json"}, true, false},
 		{"codex asked for", harness.Sandbox{Mode: "workspace-write", Allow: []string{"/x"}}, harness.AgentCodex, 6, sandbox.ModeWorkspaceWrite, "--sandbox",
 			[]string{"/x", "/c"}, true, false},
-		{"codex no network only", harness.Sandbox{NoNetwork: true}, harness.AgentCodex, 6, sandbox.ModeOff, "default for --agent codex", nil, true, false},
+		// Below ABI 9, or in mode off, --no-network refuses Unix sockets
+		// altogether (or, without seccomp, leaves UDP open): start says so.
+		{"codex no network only", harness.Sandbox{NoNetwork: true}, harness.AgentCodex, 6, sandbox.ModeOff, "default for --agent codex", nil, true, true},
+		{"no network on ABI 9", harness.Sandbox{NoNetwork: true}, harness.AgentCommand, 9, sandbox.ModeWorkspaceWrite, "default for --agent command", nil, true, !filter},
 		{"no Landlock", harness.Sandbox{}, harness.AgentOpenAI, 0, sandbox.ModeOff, "default for --agent openai (no Landlock here)", nil, false, true},
 		// Below ABI 6 nothing stops a command from signalling grub: start
 		// prints the warning once.

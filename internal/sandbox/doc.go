@@ -21,13 +21,33 @@
 // outside the sandbox, grub above all, and from connecting to abstract
 // Unix sockets outside it (Landlock's scopes, ABI 6).
 //
-// Policy.NoNetwork, in any mode, also refuses TCP connect and bind
-// (Landlock ABI 4 and later). It is not a complete network cut-off:
-// UDP (DNS included) is only refused from ABI 10, connecting to pathname
-// Unix sockets (a Docker or SSH agent socket) only from ABI 9, and
-// Landlock does not see Multipath TCP sockets at all, so a program that
-// asks for one (Go's net.Dialer with SetMultipathTCP) still connects
-// unless the machine disables MPTCP (sysctl net.mptcp.enabled=0).
+// Policy.NoNetwork, in any mode, cuts the network. Landlock (ABI 4 and
+// later) refuses TCP connect and bind; a seccomp filter, which the
+// launcher installs after Landlock and right before exec (applySeccomp;
+// the filter is in seccomp_linux.go), refuses what Landlock does not see:
+//
+//   - sockets other than plain TCP for AF_INET and AF_INET6 (UDP, ICMP,
+//     raw, Multipath TCP, SCTP);
+//   - every other address family but AF_NETLINK's route family
+//     (AF_PACKET, AF_VSOCK, …);
+//   - AF_UNIX below Landlock ABI 9 or in mode off, which cannot refuse
+//     connecting to pathname Unix sockets (a Docker or SSH agent socket):
+//     tools that talk to a local daemon then fail, while socketpair(2)
+//     still works;
+//   - listen(2): a TCP socket that listens unbound gets an ephemeral port
+//     on every address, past Landlock's bind rule (so no server, TCP or
+//     Unix, runs under NoNetwork);
+//   - sends with MSG_FASTOPEN: a TCP Fast Open send connects without
+//     connect(2), and Landlock lets it through;
+//   - io_uring, whose operations make sockets seccomp does not see;
+//   - system calls of another ABI (32-bit and x32 ones on amd64), which
+//     end the process.
+//
+// The launcher also marks the sockets it inherited (fd 3 and up)
+// close-on-exec. Where the kernel or the architecture (other than amd64
+// and arm64) has no seccomp filter ([FilterSupported]), only TCP is
+// refused. [Resolve]'s warning says what the network mode cannot enforce
+// on this kernel, for the caller to print once.
 //
 // Policy.ProxyPort (--allow-domain), in any mode, refuses TCP connect
 // to every port but that of grub's network proxy on 127.0.0.1 (package
@@ -99,6 +119,7 @@
 // ([SecretName]) from a command's environment.
 //
 // sandbox is the only package that imports
-// github.com/landlock-lsm/go-landlock; apart from it, it imports only the
+// github.com/landlock-lsm/go-landlock and golang.org/x/net/bpf (which
+// assembles the seccomp filter); apart from them, it imports only the
 // standard library.
 package sandbox

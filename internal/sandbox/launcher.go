@@ -121,6 +121,10 @@ func launch(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "grub %s: cannot apply the sandbox (%s): %v\n", ExecCommand, describe(p), err)
 		return ExitCannotRun
 	}
+	if err := applySeccomp(p); err != nil {
+		fmt.Fprintf(stderr, "grub %s: cannot apply the sandbox (%s): %v\n", ExecCommand, describe(p), err)
+		return ExitCannotRun
+	}
 	err = execve(path, argv, os.Environ())
 	fmt.Fprintf(stderr, "grub %s: run %s: %v\n", ExecCommand, argv[0], err)
 	return ExitCannotRun

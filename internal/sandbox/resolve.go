@@ -33,7 +33,8 @@ var ErrUnavailable = errors.New("not available on this system")
 // Where Landlock is missing, a default mode degrades to off and warning
 // says so, once, for the caller to print; an explicit confining mode, or
 // NoNetwork without Landlock ABI 4, is an error wrapping ErrUnavailable.
-// warning also notes a known gap of an old ABI that is still enforced.
+// warning also notes a known gap of an old ABI that is still enforced,
+// and what cutting the network cannot do on this kernel (networkGaps).
 //
 // Where user and mount namespaces are not available (Namespaces), a
 // policy with ReadOnly paths loses them and warning says so: those paths
@@ -41,7 +42,7 @@ var ErrUnavailable = errors.New("not available on this system")
 // Hide, and warning names those that exist: they stay readable.
 func Resolve(p Policy, explicitMode bool) (resolved Policy, warning string, err error) {
 	abi, _ := Supported()
-	resolved, warning, err = resolve(p, explicitMode, abi)
+	resolved, warning, err = ResolveABI(p, explicitMode, abi)
 	if err == nil && len(resolved.ReadOnly)+len(resolved.Hide) > 0 && resolved.Confines() {
 		resolved, warning = withoutNamespaces(resolved, warning, Namespaces)
 	}
@@ -70,8 +71,23 @@ func withoutNamespaces(p Policy, warning string, probe func() (bool, string)) (P
 
 // ResolveABI is Resolve for a kernel offering Landlock ABI abi (0: none),
 // for callers that probe the kernel themselves or simulate another one.
+// It probes the kernel's seccomp itself (FilterSupported): warning also
+// says what cutting the network cannot do here (networkGaps).
 func ResolveABI(p Policy, explicitMode bool, abi int) (resolved Policy, warning string, err error) {
-	return resolve(p, explicitMode, abi)
+	resolved, warning, err = resolve(p, explicitMode, abi)
+	if err != nil {
+		return resolved, warning, err
+	}
+	ok, why := FilterSupported()
+	return resolved, joinWarnings(warning, networkGaps(resolved, abi, ok, why)), nil
+}
+
+// joinWarnings joins the parts of a warning that are not empty.
+func joinWarnings(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	return a + "; " + b
 }
 
 func resolve(p Policy, explicitMode bool, abi int) (Policy, string, error) {
