@@ -88,7 +88,7 @@ func parseEdit(before *List, old, data []byte) (after *List, ok bool) {
 	if !ok {
 		return nil, false
 	}
-	i := featureIndex(old, start, end, n)
+	i := featureIndex(before, old, start, end)
 	if i < 0 {
 		return nil, false
 	}
@@ -125,11 +125,20 @@ func featureAround(old []byte, from, to int) (start, end int, ok bool) {
 	return start, end, to <= end
 }
 
-// featureIndex is the position, among the n features of old, of the one
-// whose object is [start, end): the features opened before it, counted
-// from whichever end of the list is nearer. -1 when the count is not a
-// feature of n.
-func featureIndex(old []byte, start, end, n int) int {
+// featureIndex is the position in before of the feature whose object in
+// old is [start, end): the one feature with the id the object starts
+// with, or else the features opened before it, counted from whichever end
+// of the list is nearer. -1 when the count is not a feature of before.
+func featureIndex(before *List, old []byte, start, end int) int {
+	const idKey = "{\n      \"id\": \""
+	if obj := old[start:end]; bytes.HasPrefix(obj, []byte(idKey)) {
+		if q := bytes.IndexByte(obj[len(idKey):], '"'); q >= 0 {
+			if i, ok := onlyWithID(before, obj[len(idKey):len(idKey)+q]); ok {
+				return i
+			}
+		}
+	}
+	n := len(before.Features)
 	var i int
 	if start < len(old)-end {
 		i = bytes.Count(old[:start], []byte(featureOpen))
@@ -140,6 +149,20 @@ func featureIndex(old []byte, start, end, n int) int {
 		return -1
 	}
 	return i
+}
+
+// onlyWithID is the one feature of l whose id is id, when exactly one is.
+func onlyWithID(l *List, id []byte) (int, bool) {
+	found := -1
+	for i := range l.Features {
+		if l.Features[i].ID == string(id) {
+			if found >= 0 {
+				return 0, false
+			}
+			found = i
+		}
+	}
+	return found, found >= 0
 }
 
 // asParsed is the list Parse gives for Marshal(l) with feature i (none

@@ -160,8 +160,9 @@ func TestParseEditNeedsTheListsBytes(t *testing.T) {
 
 // hostileBefores are lists before a turn for the random edits: the test
 // list, a larger one with text that needs escapes, passing features,
-// verify commands and nil steps (which Marshal writes as []), and one
-// whose goal is not UTF-8 (Marshal writes \ufffd: the fast path declines).
+// verify commands and nil steps (which Marshal writes as []), one whose
+// goal is not UTF-8 (Marshal writes \ufffd: the fast path declines), and
+// one with two features alike.
 func hostileBefores() []*List {
 	big := sample(15)
 	for i := range big.Features {
@@ -179,7 +180,9 @@ func hostileBefores() []*List {
 	}
 	latin := base()
 	latin.Goal = "goal \xff latin-1"
-	return []*List{base(), big, latin}
+	dup := sample(6) // two features alike, id and all: found by counting
+	dup.Features[4] = dup.Features[1].Clone()
+	return []*List{base(), big, latin, dup}
 }
 
 // hostileKeys and hostileStrings are what hostileEdit puts in: keys given
@@ -337,18 +340,19 @@ func (e *featureEdit) flip() []byte {
 }
 
 // TestParseEditHostileEdits: 20,000 random hostile edits (a fixed seed)
-// of three lists, one to three edits each, each checked by checkEdit: the
+// of four lists, one to three edits each, each checked by checkEdit: the
 // fast path, Parse, the strict reference reader and CheckTurnBytes with
 // and without the accepted bytes agree on every one.
 func TestParseEditHostileEdits(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	var hits, accepted, edits int
-	for _, before := range hostileBefores() {
+	befores := hostileBefores()
+	for _, before := range befores {
 		old, err := Encode(before)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for range 20001 / 3 {
+		for range (20000 + len(befores) - 1) / len(befores) {
 			data := old
 			for range 1 + r.IntN(3) {
 				data = hostileEdit(r, data)

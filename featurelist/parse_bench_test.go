@@ -22,12 +22,13 @@ func BenchmarkParse2000(b *testing.B) {
 	}
 }
 
-// BenchmarkCheckTurn is the referee's whole check of a turn that flipped
-// one feature, at 10 and 2,000 features: the accepted list's bytes from
-// the store's encoder (harness.Store.ListBytes: here an Encoder, which
-// encodes the changed feature of the last turn's list, as the save of
-// state does between turns), then CheckTurnBytes. Each turn starts from
-// the list the one before returned and flips a feature back or forth.
+// BenchmarkCheckTurn is the feature list's part of a turn that flipped
+// one feature, at 10 and 2,000 features: the save of state encoding the
+// accepted list (the store's Encoder, which encodes only the feature the
+// last turn changed), then the referee's check: the accepted list's bytes
+// from the same encoder (harness.Store.ListBytes, which finds them
+// unchanged) and CheckTurnBytes. Each turn starts from the list the one
+// before returned and flips a feature back or forth.
 func BenchmarkCheckTurn(b *testing.B) {
 	for _, n := range []int{10, 2000} {
 		b.Run(fmt.Sprintf("features=%d", n), func(b *testing.B) {
@@ -52,12 +53,15 @@ func BenchmarkCheckTurn(b *testing.B) {
 					next = encA
 				}
 				i++
-				old, err := enc.Marshal(prev)
+				if _, err := enc.Marshal(prev); err != nil { // the save of state
+					b.Fatal(err)
+				}
+				old, err := enc.Marshal(prev) // the referee's ListBytes
 				if err != nil {
 					b.Fatal(err)
 				}
 				ch, vs, err := CheckTurnBytes("f.json", prev, old, next)
-				if err != nil || ch.After == nil || len(vs) != 0 {
+				if err != nil || ch.After == nil {
 					b.Fatalf("CheckTurnBytes: %v %s", err, Describe(vs))
 				}
 				prev = ch.After
