@@ -289,6 +289,13 @@ func occurrences(fs []Feature) []occurrence {
 // removed, added and reordered features, and returns the pairs in the order
 // of the list before the turn.
 func matchFeatures(c *collector, before, after []Feature) []pair {
+	if sameIDs(before, after) { // every turn's list but a broken one: each feature is its own match
+		pairs := make([]pair, len(before))
+		for i := range pairs {
+			pairs[i] = pair{i, i}
+		}
+		return pairs
+	}
 	bo, ao := occurrences(before), occurrences(after)
 	afterAt := make(map[occurrence]int, len(after))
 	for j, o := range ao {
@@ -336,6 +343,21 @@ func matchFeatures(c *collector, before, after []Feature) []pair {
 		}
 	}
 	return pairs
+}
+
+// sameIDs reports whether before and after have the same ids in the same
+// order: then the n-th feature with an id before is the n-th with it
+// after, at the same position, and matchFeatures pairs each with itself.
+func sameIDs(before, after []Feature) bool {
+	if len(before) != len(after) {
+		return false
+	}
+	for i := range before {
+		if before[i].ID != after[i].ID {
+			return false
+		}
+	}
+	return true
 }
 
 // sameContent reports whether two features at the same position are one
