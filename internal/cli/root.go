@@ -108,7 +108,7 @@ Exit codes:
   grub status --json           # one JSON object on stdout, for programs
   grub list                    # every task in this workspace
   grub pause                   # pause at the next turn boundary
-  grub edit "new wording of the goal"
+  grub edit --goal "new wording of the goal"
   grub -C ~/src/api log        # work on the project in ~/src/api`,
 		Version:       versionString(),
 		SilenceErrors: true,
