@@ -59,9 +59,9 @@ is a task id or the start of one; without it, the most recently updated
 task. The one argument is only ever an id: an id no task has is an error
 (exit 2), never a new goal.
 
-When no flag is given, the current goal opens in your editor ($EDITOR,
-else $VISUAL, else vi on a terminal); save an empty file to abort. Without
-a terminal and without $EDITOR or $VISUAL, give --goal.
+When no flag is given, the current goal opens in your editor
+($EDITOR, else $VISUAL, else vi on a terminal); save an empty file to
+abort. Without a terminal and without $EDITOR or $VISUAL, give --goal.
 
 The old and the new goal are recorded in progress-log.md, and the agent's
 next prompt carries an "objective updated" note. The features themselves
