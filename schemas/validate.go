@@ -37,6 +37,8 @@ const (
 	TurnLedger = "turn-ledger.schema.json"
 	// ReportOutput is the --format json output of grub report.
 	ReportOutput = "report-output.schema.json"
+	// VersionOutput is the --json output of grub version.
+	VersionOutput = "version-output.schema.json"
 )
 
 //go:embed *.schema.json
