@@ -123,7 +123,7 @@ Exit codes:
 	root.SetErr(f.IO.ErrOut)
 	root.SetVersionTemplate("grub {{.Version}}\n")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return &UsageError{Err: err, Command: cmd.CommandPath()}
+		return &UsageError{Err: plainFlagError(err), Command: cmd.CommandPath()}
 	})
 	root.PersistentFlags().StringVarP(&f.WorkDir, "workdir", "C", "",
 		"run as if grub was started in `dir` (the workspace root that holds .grub/)")
