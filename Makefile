@@ -2,8 +2,20 @@ GO ?= go
 
 .PHONY: build test test-browser lint bench fuzz chaos test-real-agents capture-real-agents
 
+# make build stamps the version (the tag on HEAD, else dev), the commit,
+# its date and whether the work tree had changes, as release builds do
+# (grub version prints them).
+VERSION ?= $(shell git describe --tags --exact-match 2>/dev/null || echo dev)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+DATE ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
+MODIFIED ?= $(shell test -n "$$(git status --porcelain 2>/dev/null)" && echo true)
+STAMP = -X github.com/grub-dev/grub/internal/cli.Version=$(VERSION) \
+	-X github.com/grub-dev/grub/internal/cli.Commit=$(COMMIT) \
+	-X github.com/grub-dev/grub/internal/cli.Date=$(DATE) \
+	-X github.com/grub-dev/grub/internal/cli.Modified=$(MODIFIED)
+
 build:
-	$(GO) build -o bin/grub ./cmd/grub
+	$(GO) build -ldflags "$(STAMP)" -o bin/grub ./cmd/grub
 
 test: lint
 	$(GO) test -race -count=1 ./...
@@ -63,7 +75,10 @@ FUZZ_TARGETS = \
 	./agent/backend:FuzzParseClaudeResult \
 	./agent/backend:FuzzParseClaudeStream \
 	./agent/backend:FuzzParseCodexEvents \
-	./internal/gitx:FuzzParseTurn
+	./internal/gitx:FuzzParseTurn \
+	./internal/netproxy:FuzzParseAllowlist \
+	./internal/netproxy:FuzzParseHost \
+	./internal/netproxy:FuzzRequest
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \

@@ -17,6 +17,12 @@
 #      (BenchmarkCompletionAudit: init.sh, then the checks several at
 #      once, without the sandbox launcher), against a shell loop running the same init.sh and checks one
 #      after another
+#   6. one sandboxed launch against sh -c true, and 40 turns with the
+#      default sandbox against --sandbox off and a shell loop
+#   7. 100 requests to a loopback server through the network allowlist's
+#      proxy (BenchmarkRatio in internal/netproxy): HTTPS over a CONNECT
+#      tunnel and plain HTTP forwarded, each against the same requests
+#      sent directly, in turn
 #
 # The machine is shared: every time is the best of RUNS runs (default 7).
 #   bench/all.sh            TURNS=20 TRIES=5 RUNS=7 bench/all.sh
@@ -168,6 +174,66 @@ for _ in $(seq "$AUDIT_RUNS"); do
 	audit_loop_ms=$(least "$audit_loop_ms" "$(awk -v us="$(( (e - s) / 1000 ))" 'BEGIN { printf "%.1f", us / 1000 }')")
 done
 
+# 6. the sandbox's cost: one launch of `true` through grub's launcher
+# against sh -c true (bench/launch: paired rounds, LAUNCH_RUNS, default
+# 100), and 40 turns of a task whose agent is the demo agent with the
+# default sandbox (workspace-write: the agent, init.sh, the verify
+# command and the sweep's three rechecks each through the launcher)
+# against the same task with --sandbox off and a shell loop doing the
+# turns' work (the same demo agent, init.sh, the four checks, git add -A
+# && git commit) without a sandbox; best of TRIES for each, taking turns.
+go build -o "$tmp/launch" ./bench/launch
+lo=$("$tmp/launch" -grub "$grub" -n "${LAUNCH_RUNS:-100}" "$tmp/launchdir")
+printf '%s\n' "$lo" >&2
+field() { printf '%s\n' "$lo" | awk -v n="$1" -v f="$2" '$1 == n { for (i = 2; i < NF; i++) if ($i == f) print $(i + 1) }'; }
+sh_ms=$(field sh median-ms) one_ms=$(field one-stage median-ms) one_ratio=$(field one-stage ratio)
+two_ms=$(field two-stage median-ms) two_ratio=$(field two-stage ratio)
+ll_ms=$(field landlock median-ms) ll_ratio=$(field landlock ratio)
+# run40 SANDBOX K: ms for 40 turns of grub resume on a fresh fixture.
+run40() {
+	d=$tmp/run40-$1-$2
+	rid=$("$tmp/mkfixture" -features 100 -passing 50 -agent "$grub demo-agent" "$d")
+	repo "$d"
+	(cd "$d" && "$grub" config trust --task "$rid" >/dev/null 2>&1)
+	s=$(now); (cd "$d" && "$grub" resume "$rid" --max-iter 91 --sandbox "$1" >/dev/null 2>&1) || true; e=$(now)
+	[ "$(git -C "$d" rev-list --count HEAD)" = 41 ] || echo "run40 $1: not 40 turns" >&2
+	echo $(( (e - s) / 1000000 ))
+}
+# loop40 K: ms for the same 40 turns as a shell loop, without a sandbox.
+loop40() {
+	d=$tmp/loop40-$1
+	lid=$("$tmp/mkfixture" -features 100 -passing 50 "$d")
+	repo "$d"
+	s=$(now)
+	for i in $(seq 51 90); do
+		f=feature-$i
+		(cd "$d" && echo "turn $i" | GRUB_HARNESS_DIR="$d/.grub/$lid" GRUB_PHASE=execution GRUB_TASK_ID="$lid" \
+			GRUB_ITERATION="$i" GRUB_PROMPT_FILE=/dev/null "$grub" demo-agent >/dev/null)
+		bash "$d/.grub/$lid/init.sh" >/dev/null
+		(cd "$d" && sh -c "test -f $f.done")
+		for k in 1 2 3; do (cd "$d" && sh -c "test -f feature-$k.done"); done
+		gitc "$d" add -A
+		gitc "$d" commit -qm "turn $i"
+	done
+	e=$(now)
+	echo $(( (e - s) / 1000000 ))
+}
+r40= o40= l40=
+for k in $(seq "$TRIES"); do
+	r40=$(least "$r40" "$(run40 default "$k")")
+	o40=$(least "$o40" "$(run40 off "$k")")
+	l40=$(least "$l40" "$(loop40 "$k")")
+done
+# 7. the network proxy against direct requests: BenchmarkRatio sends the
+# same requests both ways in turn; the median of 3 runs of 200 rounds.
+go test -c -o "$tmp/netproxy.test" ./internal/netproxy
+px=$("$tmp/netproxy.test" -test.run '^$' -test.bench '^BenchmarkRatio$' -test.benchtime 200x -test.count 3)
+px_ratio() { # px_ratio UNIT: the median of the runs' UNIT metric
+	printf '%s\n' "$px" | awk -v u="$1" '/^BenchmarkRatio/ { for (i = 3; i < NF; i++) if ($(i + 1) == u) print $i }' |
+		sort -n | awk '{ v[NR] = $1 } END { printf "%.2f×", v[int((NR + 1) / 2)] }'
+}
+px_connect=$(px_ratio connect/direct) px_plain=$(px_ratio proxy/direct)
+
 printf '| measure | grub | reference | ratio | goal |\n|---|---|---|---|---|\n'
 printf '| status --json, 2,000 features, 50 MB log (ms) | %s | jq: %s | %s | ≤ 2× |\n' "$status_ms" "$jq_ms" "$status_ratio"
 printf '| grub work per turn, 10 features (ms) | %s | shell loop: %s | %s | ≤ 1.5× |\n' "$g10" "$l10" "$(ratio "$g10" "$l10")"
@@ -176,3 +242,10 @@ printf '| execution prompt, 2,000 vs 10 features (bytes) | %s | %s | %s | ≤ 1.
 printf '| peak memory, 2,000-feature run of 3 turns (MB) | %s | | | < 100 |\n' "$run_mb"
 printf '| peak memory, a turn whose agent prints 80 MB (MB) | %s | | | < 100 |\n' "$loud_mb"
 printf '| completion audit, 2,000 features checked by `true` (ms) | %s | shell loop: %s | %s | ≤ 0.7× |\n' "$audit_ms" "$audit_loop_ms" "$(ratio "$audit_ms" "$audit_loop_ms")"
+printf '| one sandboxed launch of true, as grub starts it (ms, median) | %s | sh -c true: %s | %s× | ≤ 5× |\n' "$one_ms" "$sh_ms" "$one_ratio"
+printf '| the same, the launcher making its namespace itself (ms, median) | %s | sh -c true: %s | %s× | |\n' "$two_ms" "$sh_ms" "$two_ratio"
+printf '| the same, Landlock alone, no namespace (ms, median) | %s | sh -c true: %s | %s× | |\n' "$ll_ms" "$sh_ms" "$ll_ratio"
+printf '| 40 turns, default sandbox (ms) | %s | shell loop: %s | %s | ≤ 1.3× |\n' "$r40" "$l40" "$(ratio "$r40" "$l40")"
+printf '| 40 turns, --sandbox off (ms) | %s | shell loop: %s | %s | |\n' "$o40" "$l40" "$(ratio "$o40" "$l40")"
+printf '| 100 HTTPS requests through the proxy (CONNECT) against direct | | | %s | ≤ 1.3× |\n' "$px_connect"
+printf '| 100 plain HTTP requests through the proxy against direct | | | %s | |\n' "$px_plain"

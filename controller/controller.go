@@ -93,10 +93,15 @@ type Options struct {
 	// Wrap, when set, puts the sandbox launcher in front of every init.sh
 	// and verify command (see proc.Spec.Wrap); the controller itself
 	// knows nothing of the sandbox.
-	Wrap func(argv []string) []string
+	Wrap proc.Wrapper
 	// Env, when non-nil, is the environment init.sh and verify commands
 	// start from: grub's own without its secrets. nil means grub's own.
 	Env []string
+	// Refused, when set, returns the hosts the network allowlist's proxy
+	// refused since it was last called (and forgets them): the
+	// controller calls it once a turn, when it records the turn, for the
+	// ledger line and the progress log. nil: no allowlist.
+	Refused func() []harness.RefusedHost
 	// Reaper, when set, ends what a turn leaves behind; nil leaves
 	// processes a turn detached alone (in-process tests).
 	Reaper Reaper

@@ -2,7 +2,10 @@ package controller
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/grub-dev/grub/harness"
 	"github.com/grub-dev/grub/loopstate"
@@ -91,5 +94,39 @@ func TestLedgerNamesWhatTheRefereeCaught(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLedgerRecordsRefusedHosts: what the network proxy refused during a
+// turn is in that turn's ledger line and progress-log entry, and taken
+// once a turn.
+func TestLedgerRecordsRefusedHosts(t *testing.T) {
+	t.Parallel()
+	r := newTask(t, nil)
+	calls := 0
+	refused := func() []harness.RefusedHost {
+		calls++
+		if calls == 2 {
+			return []harness.RefusedHost{{Host: "evil.example", Count: 1}, {Host: "example.org", Count: 3}}
+		}
+		return nil
+	}
+	_, err := Run(context.Background(), Options{Store: r.store, TaskID: r.id, Agent: r.agent("-features 2"), Clock: r.clock,
+		Progress: &r.stderr, Heartbeat: time.Hour, Committer: &r.commits, Refused: refused})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := r.ledger()
+	if len(rs) != 3 || calls != 3 {
+		t.Fatalf("%d lines, %d calls, want 3 and 3", len(rs), calls)
+	}
+	if len(rs[0].Refused) != 0 || len(rs[2].Refused) != 0 || fmt.Sprint(rs[1].Refused) != "[{evil.example 1} {example.org 3}]" {
+		t.Fatalf("refused: %v / %v / %v", rs[0].Refused, rs[1].Refused, rs[2].Refused)
+	}
+	if !strings.Contains(r.stderr.String(), "tokens used; network refused: evil.example ×1, example.org ×3\n") {
+		t.Errorf("progress lines:\n%s", r.stderr.String())
+	}
+	if log := r.log(); strings.Count(log, "- Network refused:") != 1 || !strings.Contains(log, "- Network refused: evil.example ×1, example.org ×3\n") {
+		t.Fatalf("progress log:\n%s", log)
 	}
 }

@@ -54,7 +54,13 @@ func (c *Controller) record(ctx context.Context, out *outcome) error {
 	if out.decision.Blocker != "" {
 		entry.Note = strings.TrimSpace(entry.Note + "\nBlocker: " + out.decision.Blocker)
 	}
+	var refused []harness.RefusedHost
+	if c.opts.Refused != nil {
+		refused = c.opts.Refused()
+		entry.Refused = harness.FormatRefused(refused)
+	}
 	ledger := c.ledgerLine(out, entry)
+	ledger.Refused = refused
 	if err := c.saveRecord(entry, out.decision.Summary, &ledger, out.usage.CostUSD, out.usage.CostReported); err != nil {
 		return err
 	}
@@ -75,6 +81,9 @@ func (c *Controller) record(ctx context.Context, out *outcome) error {
 	spent := ""
 	if cost := st.Usage.CostUSD; cost != nil {
 		spent = ", " + templates.FormatUSD(*cost)
+	}
+	if entry.Refused != "" {
+		spent += "; network refused: " + brief(entry.Refused)
 	}
 	c.say("turn %d/%d ended after %s: %s; %d/%d features pass; %d tokens used%s",
 		st.CurrentIteration, st.Limits.MaxIterations, out.elapsed.Round(time.Second), result, passing, total, st.Usage.TokensUsed, spent)

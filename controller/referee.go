@@ -153,7 +153,11 @@ func (c *Controller) checkListEdit(ctx context.Context, out *outcome) (featureli
 		out.failAs(harness.FindingIllegalEdit, "illegal edit of %s, restored to the accepted list: %v", rel, nr)
 		return featurelist.Change{}, nil, c.store.RestoreFeatureList(st.ID, base)
 	}
-	change, vs, err := featurelist.CheckTurnBytes(rel, base, data)
+	// The accepted list's bytes, which the store encoded when it saved
+	// state: an edit of one feature is read alone against them (without
+	// them, nil, the list is read in full).
+	baseData, _ := c.store.ListBytes(base)
+	change, vs, err := featurelist.CheckTurnBytes(rel, base, baseData, data)
 	if err != nil {
 		return change, nil, err
 	}

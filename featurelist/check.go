@@ -289,6 +289,13 @@ func occurrences(fs []Feature) []occurrence {
 // removed, added and reordered features, and returns the pairs in the order
 // of the list before the turn.
 func matchFeatures(c *collector, before, after []Feature) []pair {
+	if sameIDs(before, after) { // every turn's list but a broken one: each feature is its own match
+		pairs := make([]pair, len(before))
+		for i := range pairs {
+			pairs[i] = pair{i, i}
+		}
+		return pairs
+	}
 	bo, ao := occurrences(before), occurrences(after)
 	afterAt := make(map[occurrence]int, len(after))
 	for j, o := range ao {
@@ -338,6 +345,21 @@ func matchFeatures(c *collector, before, after []Feature) []pair {
 	return pairs
 }
 
+// sameIDs reports whether before and after have the same ids in the same
+// order: then the n-th feature with an id before is the n-th with it
+// after, at the same position, and matchFeatures pairs each with itself.
+func sameIDs(before, after []Feature) bool {
+	if len(before) != len(after) {
+		return false
+	}
+	for i := range before {
+		if before[i].ID != after[i].ID {
+			return false
+		}
+	}
+	return true
+}
+
 // sameContent reports whether two features at the same position are one
 // feature with an edited id rather than a replacement.
 func sameContent(b, a Feature) bool {
@@ -351,9 +373,17 @@ func sameContent(b, a Feature) bool {
 // carries the parse error, so the controller restores the file and fails the
 // turn like any other violation. file names the document in that message.
 //
+// beforeData is before's bytes as Marshal writes them (the harness holds
+// them: harness.Store.ListBytes). When afterData differs from them only
+// inside one feature's object, only that feature is read (edit.go); the
+// verdict and the list are those of the full parse, which reads any other
+// edit, and every edit when beforeData is nil. Bytes that are not
+// Marshal(before) must not be passed: the rest of the list is taken to be
+// before's.
+//
 // The error return is only for the machinery failing: a nil before list or
 // a schema that cannot be loaded. Violations are nil when the edit is legal.
-func CheckTurnBytes(file string, before *List, afterData []byte) (Change, []Violation, error) {
+func CheckTurnBytes(file string, before *List, beforeData, afterData []byte) (Change, []Violation, error) {
 	var err error
 	if before == nil {
 		return Change{}, nil, errors.New("featurelist: CheckTurnBytes needs the list from before the turn")
@@ -363,9 +393,9 @@ func CheckTurnBytes(file string, before *List, afterData []byte) (Change, []Viol
 			Message: fmt.Sprintf("%s was deleted or emptied; it must keep every feature, changing only `passes` and `evidence`", file),
 		}}, nil
 	}
-	after, ok := parseEdit(before, afterData)
+	after, ok := parseEdit(before, beforeData, afterData)
 	if !ok {
-		after, err = parseAndRemember(file, afterData)
+		after, err = Parse(file, afterData)
 	}
 	if err != nil {
 		var se *schemas.Error

@@ -212,11 +212,18 @@ func TestCheckTurnBytes(t *testing.T) {
 			[]string{"no longer valid: .grub/x/feature-list.json at /features/0/passes"}, nil},
 		{"not an object", []byte(`[]`), []string{"no longer valid"}, nil},
 	}
+	accepted, err := Marshal(base())
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			ch, vs, err := CheckTurnBytes(".grub/x/feature-list.json", base(), c.data)
+			ch, vs, err := CheckTurnBytes(".grub/x/feature-list.json", base(), accepted, c.data)
 			if err != nil {
 				t.Fatalf("error: %v", err)
+			}
+			if fch, fvs, _ := CheckTurnBytes(".grub/x/feature-list.json", base(), nil, c.data); !sameVerdict(ch, vs, fch, fvs) {
+				t.Errorf("without the accepted bytes: %s %v, with them: %s %v", Describe(fvs), fch.Flipped, Describe(vs), ch.Flipped)
 			}
 			if len(vs) != len(c.want) {
 				t.Fatalf("got %d violations, want %d: %s", len(vs), len(c.want), Describe(vs))
@@ -231,7 +238,7 @@ func TestCheckTurnBytes(t *testing.T) {
 			}
 		})
 	}
-	if _, _, err := CheckTurnBytes("f", nil, []byte(`{}`)); err == nil {
+	if _, _, err := CheckTurnBytes("f", nil, nil, []byte(`{}`)); err == nil {
 		t.Error("CheckTurnBytes with a nil before list: no error")
 	}
 }

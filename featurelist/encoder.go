@@ -3,8 +3,6 @@ package featurelist
 import (
 	"bytes"
 	"sync"
-
-	"github.com/grub-dev/grub/schemas"
 )
 
 // Encoder is Marshal for a list that changes a feature at a time: grub
@@ -37,17 +35,11 @@ func (e *Encoder) Marshal(l *List) ([]byte, error) {
 	if data, ok := e.reencode(l); ok {
 		return data, nil
 	}
-	data, err := Encode(l)
+	e.last = nil
+	data, err := Marshal(l)
 	if err != nil {
 		return nil, err
 	}
-	if !Valid(withSteps(l)) {
-		if err := schemas.Validate(schemas.FeatureList, FileName, data); err != nil {
-			e.last = nil
-			return nil, err
-		}
-	}
-	e.last = nil
 	if spans, ok := featureSpans(data, len(l.Features)); ok {
 		e.last = &encodedList{list: l.Clone(), data: data, spans: spans}
 	}

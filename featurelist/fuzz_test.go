@@ -76,28 +76,45 @@ func FuzzParse(f *testing.F) {
 		if !bytes.Equal(out, again) {
 			t.Fatalf("Marshal not stable:\n%s\n---\n%s", out, again)
 		}
-		if _, vs, err := CheckTurnBytes("f.json", l, out); err != nil || len(vs) != 0 {
+		if _, vs, err := CheckTurnBytes("f.json", l, out, out); err != nil || len(vs) != 0 {
 			t.Fatalf("CheckTurnBytes(l, Marshal(l)) = %s, %v", Describe(vs), err)
 		}
 	})
 }
 
 // FuzzCheckTurnBytes checks that CheckTurnBytes never panics or errors for a
-// valid before list, and that an edit it accepts obeys the turn rules.
+// valid before list, that given the before list's bytes (the one-feature
+// fast path) it answers exactly as without them (the full parse), and
+// that an edit it accepts obeys the turn rules.
 func FuzzCheckTurnBytes(f *testing.F) {
 	for _, b := range fuzzSeeds {
 		for _, a := range fuzzSeeds {
 			f.Add([]byte(b), []byte(a))
 		}
 	}
+	_, old, seeds := editSeeds(f)
+	for _, s := range seeds {
+		f.Add(old, s)
+	}
 	f.Fuzz(func(t *testing.T, beforeData, afterData []byte) {
 		before, err := Parse("before.json", beforeData)
 		if err != nil {
 			before = base()
 		}
-		ch, vs, err := CheckTurnBytes("after.json", before, afterData)
+		accepted, err := Marshal(before)
+		if err != nil {
+			t.Fatalf("Marshal of a parsed list: %v", err)
+		}
+		ch, vs, err := CheckTurnBytes("after.json", before, accepted, afterData)
 		if err != nil {
 			t.Fatalf("CheckTurnBytes error: %v", err)
+		}
+		fullCh, fullVs, err := CheckTurnBytes("after.json", before, nil, afterData)
+		if err != nil {
+			t.Fatalf("CheckTurnBytes error: %v", err)
+		}
+		if !sameVerdict(ch, vs, fullCh, fullVs) {
+			t.Fatalf("with the before list's bytes: %q %+v; without: %q %+v", Describe(vs), ch, Describe(fullVs), fullCh)
 		}
 		for _, v := range vs {
 			if strings.TrimSpace(v.Message) == "" {
@@ -140,8 +157,8 @@ func FuzzCheckTurnBytes(f *testing.F) {
 }
 
 // FuzzStrictRead starts where TestStrictReferenceRandomEdits stops:
-// edits of an encoded list, the cache warmed with it so that the fast
-// path answers one-feature edits, compared with the strict reference by
+// edits of an encoded list, whose bytes the fast path is given so that
+// it answers one-feature edits, compared with the strict reference by
 // Parse, parseEdit and CheckTurnBytes alike (compareStrict).
 func FuzzStrictRead(f *testing.F) {
 	before, old, seeds := editSeeds(f)

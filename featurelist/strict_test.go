@@ -107,9 +107,9 @@ func TestStrictReferenceRandomEdits(t *testing.T) {
 	}
 }
 
-// compareStrict checks Parse, parseEdit (after reading old) and
-// CheckTurnBytes against refRead on data, and reports whether the fast
-// path answered.
+// compareStrict checks Parse, parseEdit (given old, Marshal(before)) and
+// CheckTurnBytes (with and without old) against refRead on data, and
+// reports whether the fast path answered.
 func compareStrict(t *testing.T, before *List, old, data []byte) bool {
 	t.Helper()
 	want, ok := refRead(data)
@@ -120,25 +120,21 @@ func compareStrict(t *testing.T, before *List, old, data []byte) bool {
 	if ok && !Equal(got, want) {
 		t.Fatalf("Parse and the reference read different lists:\n%+v\n%+v\n%s", got, want, data)
 	}
-	if _, err := parseAndRemember("before.json", old); err != nil {
-		t.Fatal(err)
-	}
-	edit, answered := parseEdit(before, data)
+	edit, answered := parseEdit(before, old, data)
 	if answered && (!ok || !Equal(edit, want)) {
 		t.Fatalf("the fast path read %+v, the reference accepts %v (%+v):\n%s", edit, ok, want, data)
 	}
-	if _, err := parseAndRemember("before.json", old); err != nil {
-		t.Fatal(err)
-	}
-	ch, vs, err := CheckTurnBytes("after.json", before, data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	switch {
-	case ok && (ch.After == nil || !Equal(ch.After, want)):
-		t.Fatalf("CheckTurnBytes read %+v (%s), the reference %+v:\n%s", ch.After, Describe(vs), want, data)
-	case !ok && (len(vs) == 0 || ch.After != nil):
-		t.Fatalf("CheckTurnBytes accepted what the reference refuses:\n%s", data)
+	for _, beforeData := range [][]byte{old, nil} {
+		ch, vs, err := CheckTurnBytes("after.json", before, beforeData, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case ok && (ch.After == nil || !Equal(ch.After, want)):
+			t.Fatalf("CheckTurnBytes read %+v (%s), the reference %+v:\n%s", ch.After, Describe(vs), want, data)
+		case !ok && (len(vs) == 0 || ch.After != nil):
+			t.Fatalf("CheckTurnBytes accepted what the reference refuses:\n%s", data)
+		}
 	}
 	return answered
 }

@@ -67,15 +67,32 @@ type acceptedChange struct {
 // base is written; beyond it, up to half the base's size.
 const minChanges = 64 << 10
 
-// acceptedEncoder encodes the accepted list once per change.
-var acceptedEncoder featurelist.Encoder
+// acceptedCache is what a Store remembers of the accepted lists it
+// encoded, wrote and read, so that a turn pays for the feature it changed
+// rather than for the list. Each Store has its own (a field, not a
+// global): two Stores in one process (tests, work trees, two tasks) never
+// share one, and a Store sees only what it did itself.
+type acceptedCache struct {
+	// enc encodes the accepted list once per change; its bytes are also
+	// what the referee is handed with a turn's list (ListBytes).
+	enc featurelist.Encoder
 
-// lastDigest remembers the SHA-256 of the last bytes hashed (the
-// encoder returns the same slice for an unchanged list).
-var lastDigest struct {
-	sync.Mutex
+	mu sync.Mutex
+	// data and digest are the last bytes hashed and their SHA-256 (the
+	// encoder returns the same slice for an unchanged list).
 	data   []byte
 	digest string
+	// tasks holds, by task id, the accepted list the Store last wrote or
+	// read from the files, what state.json names for it, and the files'
+	// stamps then: while the stamps hold, the files hold that list, and
+	// the next change can be appended.
+	tasks map[string]*diskList
+}
+
+type diskList struct {
+	acc          AcceptedList
+	list         featurelist.List // the Store's own copy
+	base, change fileStamp
 }
 
 func digestOf(data []byte) string {
@@ -83,10 +100,18 @@ func digestOf(data []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// ListBytes is l in the bytes grub writes for it (featurelist.Marshal's),
+// from the Store's encoder: the accepted list's, which the Store encoded
+// when it last saved state, come back without encoding anything. The
+// bytes are shared: the caller must not change them.
+func (s *Store) ListBytes(l *featurelist.List) ([]byte, error) {
+	return s.accepted.enc.Marshal(l)
+}
+
 // acceptedBytes returns l in Marshal's bytes and their SHA-256. A list
 // that breaks the schema is a *schemas.Error naming accepted-list.json.
 func (s *Store) acceptedBytes(id string, l *featurelist.List) ([]byte, string, error) {
-	data, err := acceptedEncoder.Marshal(l)
+	data, err := s.accepted.enc.Marshal(l)
 	if err != nil {
 		var se *schemas.Error
 		if errors.As(err, &se) {
@@ -94,33 +119,20 @@ func (s *Store) acceptedBytes(id string, l *featurelist.List) ([]byte, string, e
 		}
 		return nil, "", err
 	}
-	lastDigest.Lock()
-	defer lastDigest.Unlock()
-	if len(lastDigest.data) != len(data) || len(data) == 0 || &lastDigest.data[0] != &data[0] {
-		lastDigest.data, lastDigest.digest = data, digestOf(data)
+	c := &s.accepted
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.data) != len(data) || len(data) == 0 || &c.data[0] != &data[0] {
+		c.data, c.digest = data, digestOf(data)
 	}
-	return data, lastDigest.digest, nil
-}
-
-// onDisk remembers, by task folder, the accepted list this process last
-// wrote or read from the files, what state.json names for it, and the
-// files' stamps then: while the stamps hold, the files hold that list,
-// and the next change can be appended.
-var onDisk struct {
-	sync.Mutex
-	tasks map[string]*diskList
-}
-
-type diskList struct {
-	acc          AcceptedList
-	list         featurelist.List // the process's own copy
-	base, change fileStamp
+	return data, c.digest, nil
 }
 
 func (s *Store) remembered(id string) *diskList {
-	onDisk.Lock()
-	defer onDisk.Unlock()
-	return onDisk.tasks[s.Dir(id)]
+	c := &s.accepted
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.tasks[id]
 }
 
 // remember records d for task id with the files' stamps as they are now
@@ -140,16 +152,17 @@ func (s *Store) remember(id string, d *diskList) {
 			d.base, d.change = stampOf(base), stampOf(change)
 		}
 	}
-	onDisk.Lock()
-	defer onDisk.Unlock()
-	if onDisk.tasks == nil {
-		onDisk.tasks = make(map[string]*diskList)
+	c := &s.accepted
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tasks == nil {
+		c.tasks = make(map[string]*diskList)
 	}
 	if d == nil {
-		delete(onDisk.tasks, s.Dir(id))
+		delete(c.tasks, id)
 		return
 	}
-	onDisk.tasks[s.Dir(id)] = d
+	c.tasks[id] = d
 }
 
 // current reports whether the files still are as d remembers them.
@@ -402,7 +415,7 @@ func (s *Store) acceptedFromFiles(id string, acc AcceptedList) (*featurelist.Lis
 	if base == nil || json.Unmarshal(base, &l) != nil {
 		return nil, false
 	}
-	acceptedEncoder.Prime(&l, base)
+	s.accepted.enc.Prime(&l, base)
 	if acc.ChangesBytes > 0 && !s.applyChanges(id, &l, acc.ChangesBytes) {
 		return nil, false
 	}

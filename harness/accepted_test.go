@@ -294,3 +294,40 @@ func TestGoalIsValidUTF8(t *testing.T) {
 		t.Errorf("SetGoal gave %q, %v", st.Goal, err)
 	}
 }
+
+// TestStoresKeepTheirOwnCaches: two Stores of one workspace (two runs in
+// one process, a test and the code it tests) share no remembered state.
+// A save by one leaves the other knowing nothing of it, and a save by the
+// other afterwards, which then finds the files changed under its memory,
+// writes a new base rather than appending to a list it no longer knows.
+func TestStoresKeepTheirOwnCaches(t *testing.T) {
+	s1, st := newTaskFolder(t)
+	saveState(t, s1, st)
+	s2, err := s1.At(s1.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s2.remembered(st.ID) != nil || s2.accepted.data != nil {
+		t.Fatal("a new Store remembers what another Store wrote")
+	}
+	st2, err := s2.LoadState(st.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s1.remembered(st.ID) == nil || s2.remembered(st.ID) == nil {
+		t.Fatal("a Store does not remember the list it wrote or read")
+	}
+	st2.FeatureListBaseline.Features[0].Passes = !st2.FeatureListBaseline.Features[0].Passes
+	saveState(t, s2, st2)
+	if st2.AcceptedList.ChangesBytes == 0 {
+		t.Fatal("the second Store's flip wrote a new base, want an append to the base it read")
+	}
+	// s1 still remembers the files as it wrote them: they changed since.
+	st.FeatureListBaseline.Features[1].Passes = !st.FeatureListBaseline.Features[1].Passes
+	saveState(t, s1, st)
+	if st.AcceptedList.ChangesBytes != 0 {
+		t.Fatal("the first Store appended to files another Store changed since it wrote them")
+	}
+	s3, _ := s1.At(s1.Root)
+	loadList(t, s3, st.ID, "after saves by two Stores", st.FeatureListBaseline)
+}

@@ -30,7 +30,7 @@ func TestNonUTF8GoalKeepsMarshalBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := st2.FeatureListBaseline
-	enc, _ := acceptedEncoder.Marshal(l)
+	enc, _ := s.ListBytes(l)
 	want, _ := featurelist.Marshal(l)
 	if !bytes.Equal(enc, want) {
 		t.Errorf("after a load, Encoder.Marshal differs from featurelist.Marshal:\n%s\nwant\n%s", enc, want)

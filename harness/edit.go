@@ -67,7 +67,8 @@ func EditEntry(e Edit) string {
 }
 
 // SandboxSummary describes sandbox settings in one line: "default",
-// "read-only, no network, allow /a /b, pass GH_TOKEN".
+// "read-only, no network, allow /a /b, pass GH_TOKEN" or "default,
+// network only to @go example.com".
 func SandboxSummary(s Sandbox) string {
 	parts := []string{"default"}
 	if s.Mode != "" {
@@ -76,11 +77,20 @@ func SandboxSummary(s Sandbox) string {
 	if s.NoNetwork {
 		parts = append(parts, "no network")
 	}
+	if len(s.AllowDomains) > 0 {
+		parts = append(parts, "network only to "+strings.Join(s.AllowDomains, " "))
+	}
 	if len(s.Allow) > 0 {
 		parts = append(parts, "allow "+strings.Join(s.Allow, " "))
 	}
 	if len(s.PassEnv) > 0 {
 		parts = append(parts, "pass "+strings.Join(s.PassEnv, " "))
+	}
+	if len(s.Hide) > 0 {
+		parts = append(parts, "hide "+strings.Join(s.Hide, " "))
+	}
+	if len(s.Show) > 0 {
+		parts = append(parts, "show "+strings.Join(s.Show, " "))
 	}
 	return strings.Join(parts, ", ")
 }

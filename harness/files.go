@@ -158,7 +158,7 @@ func (s *Store) LoadFeatureListAs(id string, accepted *featurelist.List) (*featu
 	if err != nil {
 		return s.LoadFeatureList(id) // the same error, worded as LoadFeatureList does
 	}
-	if want, err := acceptedEncoder.Marshal(accepted); err == nil && bytes.Equal(data, want) {
+	if want, err := s.ListBytes(accepted); err == nil && bytes.Equal(data, want) {
 		return accepted, data, nil
 	}
 	l, err := featurelist.Parse(s.Rel(s.Path(id, FileFeatureList)), data)
@@ -176,7 +176,7 @@ func (s *Store) SaveFeatureList(id string, l *featurelist.List) error {
 		return s.notFound(id)
 	}
 	path := s.Path(id, FileFeatureList)
-	data, err := featurelist.Marshal(l)
+	data, err := s.ListBytes(l)
 	if err != nil {
 		var se *schemas.Error
 		if errors.As(err, &se) {
@@ -279,7 +279,7 @@ func (s *Store) RestoreFeatureList(id string, l *featurelist.List) error {
 	if err != nil {
 		return fmt.Errorf("remove %s to restore the feature list: %w", rel, err)
 	}
-	data, err := featurelist.Marshal(l)
+	data, err := s.ListBytes(l)
 	if err != nil {
 		return fmt.Errorf("restore %s: %w", rel, err)
 	}
@@ -292,7 +292,7 @@ func (s *Store) RestoreFeatureList(id string, l *featurelist.List) error {
 // RestoreFeatureListIfChanged restores l (RestoreFeatureList) unless
 // feature-list.json already holds exactly featurelist.Marshal(l).
 func (s *Store) RestoreFeatureListIfChanged(id string, l *featurelist.List) error {
-	want, err := featurelist.Marshal(l)
+	want, err := s.ListBytes(l)
 	if err != nil {
 		return err
 	}

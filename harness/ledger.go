@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/grub-dev/grub/loopstate"
@@ -116,7 +117,27 @@ type TurnRecord struct {
 	Total           int              `json:"total"`
 	Status          Status           `json:"status"`
 	StopReason      string           `json:"stopReason,omitempty"`
-	Time            time.Time        `json:"time"`
+	// Refused are the hosts the network allowlist's proxy refused during
+	// the turn (the agent, init.sh and the verify commands), by host.
+	Refused []RefusedHost `json:"refused,omitempty"`
+	Time    time.Time     `json:"time"`
+}
+
+// RefusedHost is a host grub's network proxy refused in a turn, and how
+// many times.
+type RefusedHost struct {
+	Host  string `json:"host"`
+	Count int    `json:"count"`
+}
+
+// FormatRefused is refused hosts as the progress log and the report show
+// them: "example.org ×3, evil.example ×1".
+func FormatRefused(r []RefusedHost) string {
+	parts := make([]string, len(r))
+	for i, h := range r {
+		parts[i] = fmt.Sprintf("%s ×%d", h.Host, h.Count)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // AppendTurn validates r and appends it as one line to the task's

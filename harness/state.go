@@ -291,8 +291,8 @@ func SameAgent(a, b Agent) bool {
 }
 
 // Sandbox records the sandbox settings a task asked for (grub start
-// --sandbox, --sandbox-allow, --no-network, --pass-env,
-// --sandbox-allow-git). They are
+// --sandbox, --sandbox-allow, --no-network, --allow-domain, --pass-env,
+// --sandbox-allow-git, --sandbox-hide, --sandbox-show). They are
 // resolved against the kernel at every run, so an empty Mode (the
 // default) can mean workspace-write on one machine and off on another.
 type Sandbox struct {
@@ -308,6 +308,10 @@ type Sandbox struct {
 	Allow []string `json:"allow,omitempty"`
 	// NoNetwork refuses TCP connect and bind from sandboxed commands.
 	NoNetwork bool `json:"noNetwork,omitempty"`
+	// AllowDomains is the network allowlist (--allow-domain), as given:
+	// sandboxed commands connect only to grub's proxy, which lets these
+	// hosts through. Empty: no allowlist.
+	AllowDomains []string `json:"allowDomains,omitempty"`
 	// PassEnv names secret-looking variables the shell tool, init.sh and
 	// verify commands still get.
 	PassEnv []string `json:"passEnv,omitempty"`
@@ -316,6 +320,12 @@ type Sandbox struct {
 	// config and the other files git takes programs or other folders from
 	// stay read-only. By default the whole git directory is read-only.
 	AllowGit bool `json:"allowGit,omitempty"`
+	// Hide lists paths sandboxed commands may not read beyond the
+	// credential locations grub hides by default (--sandbox-hide), and
+	// Show those of them let through (--sandbox-show); stored as Allow
+	// is.
+	Hide []string `json:"hide,omitempty"`
+	Show []string `json:"show,omitempty"`
 }
 
 // Decision is the controller's record of a turn's outcome: the agent's

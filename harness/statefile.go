@@ -18,6 +18,7 @@ import (
 // only makes sense on one machine.
 func (s *Store) encodeState(st *State) ([]byte, error) {
 	st.Sandbox.Allow = s.relativePaths(st.Sandbox.Allow)
+	st.Sandbox.Hide, st.Sandbox.Show = s.relativePaths(st.Sandbox.Hide), s.relativePaths(st.Sandbox.Show)
 	rel := s.Rel(s.Path(st.ID, FileState))
 	if !ValidID(st.ID) {
 		return nil, &schemas.Error{File: rel, Schema: schemas.State, Violations: []schemas.Violation{

@@ -86,6 +86,8 @@ type Store struct {
 	// Private is the user's private grub folder (PrivateRoot), outside
 	// every workspace; empty means none (PrivateDir fails).
 	Private string
+
+	accepted acceptedCache // the accepted lists this Store encoded, wrote and read (accepted.go)
 }
 
 // HostName is the name of this machine as locks record it: Host, or

@@ -152,8 +152,8 @@ func (t TrustSetting) String() string { return t.Key + " " + t.Value }
 // lift the sandbox or send the API key elsewhere: hooks, a command agent's
 // command, --agent-bin, --agent-args, --base-url, the sandbox off (by
 // --sandbox off, or by the default of claude and codex), --sandbox-allow
-// paths outside the workspace (those inside it commands may write anyway)
-// and --pass-env. A task with none resumes anywhere.
+// paths outside the workspace (those inside it commands may write anyway),
+// --pass-env and --sandbox-show (it lets commands read credentials). A task with none resumes anywhere.
 func (s *Store) TaskTrustSettings(st *State) []TrustSetting {
 	var out []TrustSetting
 	add := func(key, value string) {
@@ -191,6 +191,9 @@ func (s *Store) TaskTrustSettings(st *State) []TrustSetting {
 	for _, n := range sb.PassEnv {
 		add("pass-env", n)
 	}
+	for _, p := range sb.Show {
+		add("sandbox-show", p)
+	}
 	return out
 }
 
@@ -203,6 +206,7 @@ func (s *Store) trustDigest(st *State) string {
 	sb := st.Sandbox
 	sb.ModeFrom = ""
 	sb.Allow = s.relativePaths(sb.Allow)
+	sb.Hide, sb.Show = s.relativePaths(sb.Hide), s.relativePaths(sb.Show)
 	data, _ := json.Marshal(struct {
 		Agent   Agent
 		Sandbox Sandbox

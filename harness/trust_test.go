@@ -46,7 +46,7 @@ func TestTrustListConcurrentAndExact(t *testing.T) {
 // needs trust again; a task with nothing to trust and no record resumes.
 func TestTaskTrustFollowsSettings(t *testing.T) {
 	s := &Store{Root: t.TempDir(), Private: t.TempDir()}
-	st := &State{ID: "0a1b2c3d", Agent: Agent{Kind: AgentCommand, Command: "./agent.sh"}, Sandbox: Sandbox{NoNetwork: true}}
+	st := &State{ID: "0a1b2c3d", Agent: Agent{Kind: AgentCommand, Command: "./agent.sh"}, Sandbox: Sandbox{NoNetwork: true, Hide: []string{"/srv/secrets"}}}
 	if tr, _ := s.TaskTrusted(st); tr != Foreign {
 		t.Fatalf("no record: %v, want Foreign", tr)
 	}
@@ -63,6 +63,8 @@ func TestTaskTrustFollowsSettings(t *testing.T) {
 		"an outside path":    func(st *State) { st.Sandbox.Allow = []string{"/root"} },
 		"git writable":       func(st *State) { st.Sandbox.AllowGit = true },
 		"a ../ outside path": func(st *State) { st.Sandbox.Allow = []string{"../.."} },
+		"a credential shown": func(st *State) { st.Sandbox.Show = []string{"/home/u/.ssh"} },
+		"hiding undone":      func(st *State) { st.Sandbox.Hide = nil },
 	} {
 		c := *st
 		change(&c)
@@ -77,5 +79,14 @@ func TestTaskTrustFollowsSettings(t *testing.T) {
 	plain.Sandbox.Allow = []string{"../outside"}
 	if got := s.TaskTrustSettings(plain); len(got) != 1 || got[0].Key != "sandbox-allow" {
 		t.Errorf("a ../ path is not named: %v", got)
+	}
+	// Hiding more needs no trust; showing a credential does.
+	plain.Sandbox = Sandbox{Hide: []string{"/srv/secrets"}}
+	if got := s.TaskTrustSettings(plain); len(got) != 0 {
+		t.Errorf("--sandbox-hide needs trust: %v", got)
+	}
+	plain.Sandbox.Show = []string{"/home/u/.ssh"}
+	if got := s.TaskTrustSettings(plain); len(got) != 1 || got[0].Key != "sandbox-show" {
+		t.Errorf("--sandbox-show is not named: %v", got)
 	}
 }

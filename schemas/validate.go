@@ -2,7 +2,6 @@ package schemas
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -38,6 +37,8 @@ const (
 	TurnLedger = "turn-ledger.schema.json"
 	// ReportOutput is the --format json output of grub report.
 	ReportOutput = "report-output.schema.json"
+	// VersionOutput is the --json output of grub version.
+	VersionOutput = "version-output.schema.json"
 )
 
 //go:embed *.schema.json
@@ -152,18 +153,7 @@ func (e *Error) Error() string {
 // error messages. It returns a *Error for a bad document and a plain error
 // only when the schema itself cannot be loaded.
 func Validate(name, file string, data []byte) error {
-	if name != FeatureList {
-		_, err := Decode(name, file, data)
-		return err
-	}
-	sum := digest(sha256.Sum256(data))
-	if knownValidList(sum) {
-		return nil
-	}
 	_, err := Decode(name, file, data)
-	if err == nil {
-		rememberValidList(sum)
-	}
 	return err
 }
 
@@ -187,43 +177,24 @@ func Decode(name, file string, data []byte) (any, error) {
 // ValidateValue checks an already decoded JSON value (as produced by
 // encoding/json with UseNumber, or plain float64 numbers). A feature
 // list, alone or as a state's baseline, that PlainValidList finds valid
-// or that was found valid before in this process (memo.go) is not
-// checked against the schema again.
+// is not checked against the schema again.
 func ValidateValue(name, file string, doc any) error {
 	s, err := schema(name)
 	if err != nil {
 		return err
 	}
-	var list *digest // the feature list in doc, to remember once doc passes
 	switch name {
 	case FeatureList:
 		if PlainValidList(doc) {
 			return nil
 		}
-		d := digestOf(doc)
-		if knownValidList(d) {
-			return nil
-		}
-		list = &d
 	case State:
-		if m, ok := doc.(map[string]any); ok && m[baselineKey] != nil {
-			if PlainValidList(m[baselineKey]) {
-				doc = withoutBaseline(m)
-				break
-			}
-			d := digestOf(m[baselineKey])
-			if knownValidList(d) {
-				doc = withoutBaseline(m)
-			} else {
-				list = &d
-			}
+		if m, ok := doc.(map[string]any); ok && m[baselineKey] != nil && PlainValidList(m[baselineKey]) {
+			doc = withoutBaseline(m)
 		}
 	}
 	err = s.Validate(doc)
 	if err == nil {
-		if list != nil {
-			rememberValidList(*list)
-		}
 		return nil
 	}
 	var ve *jsonschema.ValidationError

@@ -73,6 +73,9 @@ type Entry struct {
 	// backend reported it (CostReported).
 	CostUSD      float64
 	CostReported bool
+	// Refused are the hosts the network allowlist refused during the
+	// turn, formatted ("example.org ×3"); empty: none.
+	Refused string
 }
 
 // RenderEntry renders e as a markdown section that starts with a blank line,

@@ -41,7 +41,10 @@ type ClaudeConfig struct {
 	StallTimeout time.Duration
 	// Wrap, when set, puts a sandbox launcher in front of the program
 	// (see proc.Spec.Wrap).
-	Wrap func(argv []string) []string
+	Wrap proc.Wrapper
+	// ExtraEnv is added to the program's environment (the network
+	// proxy's variables, when the sandbox has an allowlist).
+	ExtraEnv []string
 	// Now stamps transcript entries and times stalls; nil means time.Now.
 	Now func() time.Time
 }
@@ -167,6 +170,7 @@ func (c *Claude) RunTurn(ctx context.Context, t agent.Turn) (agent.Result, error
 		Stdout:    stream,
 		MaxOutput: programCaptureBytes,
 		Wrap:      c.cfg.Wrap,
+		ExtraEnv:  c.cfg.ExtraEnv,
 	})
 	if err != nil {
 		_ = tr.close()

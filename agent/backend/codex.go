@@ -33,7 +33,10 @@ type CodexConfig struct {
 	StallTimeout time.Duration
 	// Wrap, when set, puts a sandbox launcher in front of the program
 	// (see proc.Spec.Wrap).
-	Wrap func(argv []string) []string
+	Wrap proc.Wrapper
+	// ExtraEnv is added to the program's environment (the network
+	// proxy's variables, when the sandbox has an allowlist).
+	ExtraEnv []string
 	// Now stamps transcript entries and times stalls; nil means time.Now.
 	Now func() time.Time
 }
@@ -149,6 +152,7 @@ func (c *Codex) RunTurn(ctx context.Context, t agent.Turn) (agent.Result, error)
 		Stdout:    events,
 		MaxOutput: programCaptureBytes,
 		Wrap:      c.cfg.Wrap,
+		ExtraEnv:  c.cfg.ExtraEnv,
 	})
 	if err != nil {
 		_ = tr.close()

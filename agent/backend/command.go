@@ -55,7 +55,7 @@ type Command struct {
 	// Wrap, when set, puts a sandbox launcher in front of `sh -c Cmd`
 	// (see proc.Spec.Wrap). The program keeps grub's environment: an
 	// agent needs its keys.
-	Wrap func(argv []string) []string
+	Wrap proc.Wrapper
 }
 
 // NewCommand returns a command backend running cmd.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/grub-dev/grub/agent/tools"
 	"github.com/grub-dev/grub/internal/llm"
+	"github.com/grub-dev/grub/internal/proc"
 )
 
 // Defaults of the built-in agent.
@@ -61,7 +62,7 @@ type OpenAIConfig struct {
 	// environment its commands start from (nil: grub's own) and the sandbox
 	// launcher put in front of them (nil: none). See tools.Config.
 	ShellEnv  []string
-	ShellWrap func(argv []string) []string
+	ShellWrap proc.Wrapper
 }
 
 // OpenAI is the `openai` backend, grub's built-in agent: its own tool loop

@@ -39,7 +39,7 @@ type programSpec struct {
 	// proc.Result; zero means proc.DefaultMaxOutput.
 	MaxOutput int
 	// Wrap, when set, puts a launcher (the sandbox) in front of the argv.
-	Wrap func(argv []string) []string
+	Wrap proc.Wrapper
 }
 
 // turnEnv returns extra followed by the GRUB_* variables describing t:

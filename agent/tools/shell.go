@@ -30,7 +30,7 @@ type ShellTool struct {
 	timeout time.Duration
 	started func(pgid int)
 	env     []string
-	wrap    func(argv []string) []string
+	wrap    proc.Wrapper
 }
 
 // NewShellTool returns the shell tool: `sh -c` in cfg.Workspace, in its own

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/grub-dev/grub/internal/proc"
 )
 
 func TestShell(t *testing.T) {
@@ -70,7 +72,9 @@ func TestShellEnvAndWrap(t *testing.T) {
 	ws := t.TempDir()
 	cfg := DefaultConfig(ws, filepath.Join(ws, ".grub", "t", "spill"))
 	cfg.Env = []string{"PATH=" + os.Getenv("PATH"), "KEPT=1"}
-	cfg.Wrap = func(argv []string) []string { return append([]string{"env", "WRAPPED=yes"}, argv...) }
+	cfg.Wrap = func(argv []string) proc.Launch {
+		return proc.Launch{Argv: append([]string{"env", "WRAPPED=yes"}, argv...)}
+	}
 	res, err := NewShellTool(cfg).Run(context.Background(), json.RawMessage(`{"command":"echo key=${OPENAI_API_KEY:-none} kept=$KEPT wrapped=$WRAPPED"}`))
 	if err != nil {
 		t.Fatal(err)

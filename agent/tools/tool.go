@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/grub-dev/grub/internal/proc"
 )
 
 // Caps and defaults the tools apply. Tool descriptions quote them from here,
@@ -130,7 +132,7 @@ type Config struct {
 	Env []string
 	// Wrap, when set, puts a launcher in front of every shell command (the
 	// sandbox); see proc.Spec.Wrap.
-	Wrap func(argv []string) []string
+	Wrap proc.Wrapper
 
 	// budget is the spill budget All shares between the tools it builds;
 	// a tool built alone gets its own.

@@ -31,6 +31,7 @@ func TestMain(m *testing.M) {
 		"grub":          func() { os.Exit(cli.Main()) },
 		"grub-testlock": testLockMain,
 		"fakeagent":     func() { os.Exit(fakeagent.Main()) },
+		"grub-fetch":    fetchMain,
 	})
 }
 
@@ -45,7 +46,10 @@ func TestScripts(t *testing.T) {
 		// [userns]: the sandbox launcher can enter a user and mount
 		// namespace to make protected files read-only; [scope]: Landlock
 		// ABI 6, whose signal scope keeps sandboxed commands from
-		// signalling grub.
+		// signalling grub; [netrule]: Landlock ABI 4, whose network rules
+		// --no-network and --allow-domain need; [seccomp]: the launcher
+		// can install the network filter; [netwarn]: start warns about
+		// what --no-network cannot enforce on this kernel.
 		Condition: func(cond string) (bool, error) {
 			switch cond {
 			case "landlock":
@@ -54,6 +58,17 @@ func TestScripts(t *testing.T) {
 			case "scope":
 				abi, _ := sandbox.Supported()
 				return abi >= sandbox.MinABIScope, nil
+			case "netrule":
+				abi, _ := sandbox.Supported()
+				return abi >= sandbox.MinABINetwork, nil
+			case "seccomp":
+				ok, _ := sandbox.FilterSupported()
+				return ok, nil
+			case "netwarn":
+				abi, _ := sandbox.Supported()
+				p := sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite, Workspace: "/w", NoNetwork: true}
+				_, warning, err := sandbox.ResolveABI(p, false, abi)
+				return err == nil && strings.Contains(warning, "--no-network"), nil
 			case "userns":
 				ok, _ := sandbox.Namespaces()
 				return ok, nil
@@ -89,6 +104,7 @@ func TestScripts(t *testing.T) {
 			"bgsignal":    cmdBgSignal,
 			"bgwait":      cmdBgWait,
 			"pidgone":     cmdPidGone,
+			"httpserver":  cmdHTTPServer,
 		},
 	})
 }

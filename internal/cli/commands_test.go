@@ -313,7 +313,7 @@ func TestEditIdle(t *testing.T) {
 	e := newTestEnv(t)
 	e.task("0a1b2c3d", time.Hour, func(st *harness.State) { st.CurrentIteration = 7 })
 
-	code, _, errOut := e.run("edit", "add OAuth login, GitHub only")
+	code, _, errOut := e.run("edit", "--goal", "add OAuth login, GitHub only")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -334,7 +334,7 @@ func TestEditIdle(t *testing.T) {
 	}
 
 	// Editing back to the goal the agent last saw drops the note.
-	if code, _, errOut := e.run("edit", "0a1b2c3d", "add OAuth login to the API"); code != 0 {
+	if code, _, errOut := e.run("edit", "0a1b2c3d", "--goal", "add OAuth login to the API"); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	if p := e.state("0a1b2c3d").Pending.ObjectiveUpdated; p != nil {
@@ -397,7 +397,7 @@ func TestChangesOnARunningTaskQueueControlRequests(t *testing.T) {
 		{[]string{"pause"}, fmt.Sprintf("requested pause of task 0a1b2c3d (pid %d); it takes effect at the next turn boundary", os.Getpid())},
 		{[]string{"pause", "--now"}, "requested immediate pause of task 0a1b2c3d"},
 		{[]string{"stop", "0a1b2c3d"}, "requested stop of task 0a1b2c3d"},
-		{[]string{"edit", "new goal", "--token-budget", "9000"}, "requested edit of task 0a1b2c3d"},
+		{[]string{"edit", "--goal", "new goal", "--token-budget", "9000"}, "requested edit of task 0a1b2c3d"},
 	}
 	for _, r := range runs {
 		code, out, errOut := e.run(r.args...)
@@ -498,7 +498,7 @@ func TestLog(t *testing.T) {
 
 func TestNoTasks(t *testing.T) {
 	e := newTestEnv(t)
-	for _, args := range [][]string{{"status"}, {"pause"}, {"stop"}, {"edit", "goal"}, {"log"}} {
+	for _, args := range [][]string{{"status"}, {"pause"}, {"stop"}, {"edit", "--goal", "goal"}, {"log"}} {
 		code, _, errOut := e.run(args...)
 		if code != ExitUsage || !strings.Contains(errOut, `grub start "<goal>"`) {
 			t.Errorf("%q: exit %d, stderr %q", args, code, errOut)

@@ -100,13 +100,22 @@ type configSandbox struct {
 	From string `json:"from"`
 	// LandlockABI is the kernel's Landlock ABI, 0 when it has none.
 	LandlockABI int `json:"landlockABI"`
-	// NoNetwork says whether --no-network can be enforced here.
+	// NoNetwork says whether --no-network (and --allow-domain) can be
+	// enforced here.
 	NoNetwork bool `json:"noNetworkAvailable"`
+	// AllowDomains is the network allowlist a new task would get.
+	AllowDomains []string `json:"allowDomains,omitempty"`
 	// Writable are the paths commands may write in that mode.
 	Writable []string `json:"writable"`
 	// AllowGit: commands may write the git directory
 	// (--sandbox-allow-git); false: it is read-only for them.
 	AllowGit bool `json:"allowGit"`
+	// Hidden are the credential locations (and --sandbox-hide paths)
+	// that exist here and that commands cannot read in that mode, minus
+	// --sandbox-show's; Readable says they stay readable all the same
+	// (no user and mount namespaces here).
+	Hidden   []string `json:"hidden"`
+	Readable bool     `json:"hiddenReadable,omitempty"`
 	// Warning is what a run would warn about, if anything.
 	Warning string `json:"warning,omitempty"`
 }
@@ -210,7 +219,15 @@ func configRun(opts *ConfigOptions) error {
 		return defs.explain(err)
 	}
 	out.Sandbox = configSandbox{Mode: string(sb.Policy.Mode), From: sb.From, LandlockABI: sb.ABI,
-		NoNetwork: sb.ABI >= sandbox.MinABINetwork, Writable: sb.Policy.WritablePaths(), AllowGit: sb.AllowGit, Warning: sb.Warning}
+		NoNetwork: sb.ABI >= sandbox.MinABINetwork, Writable: sb.Policy.WritablePaths(), AllowGit: sb.AllowGit, Warning: sb.Warning,
+		AllowDomains: sb.AllowDomains}
+	out.Sandbox.Hidden = sandbox.Hidden(sb.Policy)
+	if out.Sandbox.Hidden == nil {
+		out.Sandbox.Hidden = []string{}
+	}
+	if ok, _ := sandbox.Namespaces(); !ok && len(out.Sandbox.Hidden) > 0 {
+		out.Sandbox.Readable = true
+	}
 	if out.Sandbox.Writable == nil {
 		out.Sandbox.Writable = []string{}
 	}
@@ -270,7 +287,7 @@ func printConfig(opts *ConfigOptions, c configOutput) error {
 	if s.LandlockABI > 0 {
 		abi = fmt.Sprintf("ABI %d", s.LandlockABI)
 		if !s.NoNetwork {
-			abi += fmt.Sprintf(" (--no-network needs ABI %d)", sandbox.MinABINetwork)
+			abi += fmt.Sprintf(" (--no-network and --allow-domain need ABI %d)", sandbox.MinABINetwork)
 		}
 	}
 	row("sandbox", fmt.Sprintf("%s (%s; --sandbox to change)", s.Mode, s.From))
@@ -278,12 +295,23 @@ func printConfig(opts *ConfigOptions, c configOutput) error {
 	if len(s.Writable) > 0 {
 		row("  writable", strings.Join(s.Writable, "\n\t"))
 	}
+	if len(s.AllowDomains) > 0 {
+		row("  network", "only to "+strings.Join(s.AllowDomains, " ")+", through grub's proxy (--allow-domain)")
+	}
 	if s.Mode != string(sandbox.ModeOff) {
 		git := "read-only for sandboxed commands (--sandbox-allow-git lets the agent commit)"
 		if s.AllowGit {
 			git = "writable for sandboxed commands, but its hooks and config (--sandbox-allow-git)"
 		}
 		row("  .git", git)
+		hidden := "nothing to hide here (~/.ssh, ~/.aws and the other credential locations do not exist)"
+		if len(s.Hidden) > 0 {
+			hidden = strings.Join(s.Hidden, "\n\t")
+		}
+		if s.Readable {
+			hidden = "none: without user and mount namespaces these stay readable:\n\t" + hidden
+		}
+		row("  hidden", hidden)
 	}
 	l := c.Limits
 	row("limits", fmt.Sprintf("%d turns, %d failures in a row (%d for the initializer), %d blocked reports, %d-%d features",

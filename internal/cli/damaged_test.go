@@ -119,7 +119,7 @@ func TestEditWithoutTerminalOrEditor(t *testing.T) {
 	e.task("0a1b2c3d", time.Hour, nil)
 	before := e.stateBytes("0a1b2c3d")
 	code, _, stderr := e.run("edit") // e.run: no terminal, empty environment, the real editor
-	if code != ExitUsage || !strings.Contains(stderr, "pass the goal as an argument") || !strings.Contains(stderr, "$EDITOR") {
+	if code != ExitUsage || !strings.Contains(stderr, "give it with --goal") || !strings.Contains(stderr, "$EDITOR") {
 		t.Fatalf("edit = %d, %s", code, stderr)
 	}
 	if string(e.stateBytes("0a1b2c3d")) != string(before) {

@@ -23,9 +23,11 @@ type EditOptions struct {
 	// Editor opens path in the user's editor and waits for it to exit.
 	Editor func(opts *EditOptions, path string) error
 
-	// Args are the positional arguments: [<id>] ["new goal"]. A single
-	// argument of up to 8 hex characters is the id, any other the goal.
-	Args []string
+	// ID is the task's id or a prefix of one ("": the most recent task).
+	ID string
+	// Goal is --goal's value, when GoalGiven.
+	Goal      string
+	GoalGiven bool
 	// Limits holds the limit flags that were given.
 	Limits harness.LimitChanges
 	// Sandbox applies the sandbox flags given to a task's settings; nil
@@ -37,8 +39,7 @@ type EditOptions struct {
 	Hooks func(*harness.Hooks) error
 }
 
-// taskIDPattern matches a task id or a prefix of one. A single argument of
-// grub edit that matches it is taken as the id, not as the goal.
+// taskIDPattern matches a task id or a prefix of one.
 var taskIDPattern = regexp.MustCompile(`^[0-9a-f]{1,8}$`)
 
 // NewCmdEdit builds grub edit. runF, when not nil, replaces the run
@@ -51,17 +52,16 @@ func NewCmdEdit(f *Factory, runF func(*EditOptions) error) *cobra.Command {
 		hf     hookFlags
 	)
 	cmd := &cobra.Command{
-		Use:   `edit [<id>] ["new goal"] [flags]`,
+		Use:   `edit [<id>] [--goal "new goal"] [flags]`,
 		Short: "Change a task's goal, limits, sandbox or hooks",
-		Long: `Change the goal of a task, or its limits, or both. Without <id>, the most
-recently updated task. A single argument of up to 8 hex characters is taken
-as a task id (or the start of one); any other single argument is the new
-goal.
+		Long: `Change the goal of a task (--goal), or its limits, sandbox or hooks. <id>
+is a task id or the start of one; without it, the most recently updated
+task. The one argument is only ever an id: an id no task has is an error
+(exit 2), never a new goal.
 
-When neither a new goal nor a limit flag is given, the current goal opens in
-your editor ($EDITOR, else $VISUAL, else vi on a terminal); save an empty
-file to abort. Without a terminal and without $EDITOR or $VISUAL, pass the
-goal as an argument.
+When no flag is given, the current goal opens in your editor
+($EDITOR, else $VISUAL, else vi on a terminal); save an empty file to
+abort. Without a terminal and without $EDITOR or $VISUAL, give --goal.
 
 The old and the new goal are recorded in progress-log.md, and the agent's
 next prompt carries an "objective updated" note. The features themselves
@@ -72,8 +72,8 @@ When a controller is running the task, edit writes a request to its
 control.json (in grub's private folder) and the change takes effect at the next turn boundary. When no
 controller runs it, state.json is changed directly.
 
---sandbox, --sandbox-allow, --no-network, --pass-env and --sandbox-allow-git
-change the task's sandbox (see grub start --help; --sandbox default goes
+--sandbox, --sandbox-allow, --no-network, --allow-domain, --pass-env and
+--sandbox-allow-git change the task's sandbox (see grub start --help; --sandbox default goes
 back to the default).
 A running task records the change at once and applies it from its next
 run (grub resume): the commands of the current run keep the sandbox they
@@ -86,18 +86,25 @@ uses the new hooks from its next turn.
 --max-iter and --max-fail must be at least 1; --token-budget 0 and
 --time-budget 0 remove that budget. --time-budget takes a Go duration in
 whole seconds, such as 90s, 45m or 2h. A complete task cannot be edited.`,
-		Example: `  grub edit "add OAuth login to the API, GitHub provider only"
-  grub edit 0a1b2c3d "add OAuth login to the API"
+		Example: `  grub edit --goal "add OAuth login to the API, GitHub provider only"
+  grub edit 0a1b2c3d --goal "add OAuth login to the API"
   grub edit                           # edit the goal in $EDITOR
   grub edit --max-iter 50 --token-budget 5000000
   grub edit --time-budget 2h
   grub edit --sandbox read-only --no-network
+  grub edit --allow-domain @go --allow-domain api.example.com
   grub edit --on-turn 'git push origin HEAD:grub/0a1b2c3d'
   grub edit --on-turn ''               # remove the on-turn hook`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 2 {
+			if len(args) > 1 {
 				return &UsageError{
-					Err:     fmt.Errorf("grub edit takes at most a task id and a goal, got %d arguments; quote the goal: grub edit \"new goal\"", len(args)),
+					Err:     fmt.Errorf("grub edit takes at most a task id, got %d arguments; give the new goal with --goal: grub edit [<id>] --goal \"new goal\"", len(args)),
+					Command: cmd.CommandPath(),
+				}
+			}
+			if len(args) == 1 && !taskIDPattern.MatchString(args[0]) {
+				return &UsageError{
+					Err:     fmt.Errorf("%q is not a task id (8 hex characters, or the start of them); to change the goal: grub edit --goal %q", args[0], args[0]),
 					Command: cmd.CommandPath(),
 				}
 			}
@@ -105,7 +112,10 @@ whole seconds, such as 90s, 45m or 2h. A complete task cannot be edited.`,
 		},
 		ValidArgsFunction: completeTaskIDs(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Args = args
+			if len(args) == 1 {
+				opts.ID = args[0]
+			}
+			opts.GoalGiven = cmd.Flags().Changed("goal")
 			changes, err := limits.changes(cmd)
 			if err != nil {
 				return err
@@ -123,31 +133,16 @@ whole seconds, such as 90s, 45m or 2h. A complete task cannot be edited.`,
 			return editRun(opts)
 		},
 	}
+	cmd.Flags().StringVar(&opts.Goal, "goal", "", "the new `goal` (recorded in progress-log.md; the agent's next prompt says it changed)")
 	limits.register(cmd)
 	sf.register(cmd)
 	hf.register(cmd)
 	return cmd
 }
 
-// splitEditArgs splits the arguments of grub edit, [<id>] ["new goal"],
-// into the id ("" when left out) and the goal, with goalGiven reporting
-// whether a goal was given at all.
-func splitEditArgs(args []string) (id, goal string, goalGiven bool) {
-	switch len(args) {
-	case 2:
-		return args[0], args[1], true
-	case 1:
-		if taskIDPattern.MatchString(args[0]) {
-			return args[0], "", false
-		}
-		return "", args[0], true
-	}
-	return "", "", false
-}
-
 func editRun(opts *EditOptions) error {
-	idArg, goal, goalGiven := splitEditArgs(opts.Args)
-	store, st, err := loadTask(opts.Store, idArg)
+	goal, goalGiven := opts.Goal, opts.GoalGiven
+	store, st, err := loadTask(opts.Store, opts.ID)
 	if err != nil {
 		return err
 	}
@@ -216,7 +211,7 @@ func editedGoal(opts *EditOptions, st *harness.State, goal string, goalGiven boo
 	case goalGiven:
 		goal = strings.TrimSpace(goal)
 		if goal == "" {
-			return "", usageErrorf("the new goal is empty; give the new wording, e.g. grub edit \"add OAuth login\"")
+			return "", usageErrorf("the new goal is empty; give the new wording, e.g. grub edit --goal \"add OAuth login\"")
 		}
 		return goal, nil
 	case opts.Limits.Empty() && opts.Sandbox == nil && opts.Hooks == nil:
@@ -410,7 +405,7 @@ func userEditor(getenv func(string) string) string {
 // wait on a terminal that is not there): a usage error says what to do.
 func runEditor(opts *EditOptions, path string) error {
 	if !opts.IO.InTTY && userEditor(opts.Getenv) == "" {
-		return usageErrorf("no editor to write the new goal in: there is no terminal and $EDITOR is not set; pass the goal as an argument (grub edit \"<new goal>\") or set $EDITOR")
+		return usageErrorf("no editor to write the new goal in: there is no terminal and $EDITOR is not set; give it with --goal (grub edit --goal \"<new goal>\") or set $EDITOR")
 	}
 	editor := editorCommand(opts.Getenv)
 	cmd := exec.Command("sh", "-c", editor+` "$1"`, "grub-editor", path)

@@ -22,6 +22,7 @@ const (
 	ExitPaused      = 5   // paused or stopped by a request
 	ExitLocked      = 75  // the task is already running elsewhere (lock held)
 	ExitInterrupted = 130 // interrupted by a signal (task left paused)
+	ExitBrokenPipe  = 141 // the reader of stdout or stderr went away (128 + SIGPIPE)
 )
 
 // ExitError makes a command exit with Code. When Err is nil nothing is

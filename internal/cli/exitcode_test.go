@@ -120,7 +120,10 @@ func TestRunUsageErrors(t *testing.T) {
 	}{
 		{"unknown command", []string{"frobnicate"}, []string{`grub: unknown command "frobnicate" for "grub"`, "run 'grub --help' for usage"}},
 		{"unknown flag", []string{"status", "--bogus"}, []string{"grub: unknown flag: --bogus", "run 'grub status --help' for usage"}},
-		{"bad flag value", []string{"edit", "--max-iter", "many"}, []string{`invalid argument "many" for "--max-iter"`, "run 'grub edit --help' for usage"}},
+		{"bad flag value", []string{"edit", "--max-iter", "many"}, []string{`--max-iter "many": want a whole number, such as 25`, "run 'grub edit --help' for usage"}},
+		{"bad float flag value", []string{"edit", "--cost-budget", "e"}, []string{`--cost-budget "e": want a number, such as 2.50`}},
+		{"bad bool flag value", []string{"edit", "--no-network=maybe"}, []string{`--no-network "maybe": want true or false`}},
+		{"too large a number", []string{"edit", "--max-iter", "99999999999999999999"}, []string{`--max-iter "99999999999999999999": the number is too large`}},
 		{"extra argument", []string{"list", "x"}, []string{`unknown command "x" for "grub list"`, "run 'grub list --help' for usage"}},
 		{"two ids", []string{"pause", "a", "b"}, []string{"grub pause takes at most one task id", "run 'grub pause --help' for usage"}},
 		{"missing workdir", []string{"-C", "/nonexistent/grub-test", "status"}, []string{"-C /nonexistent/grub-test: no such directory"}},
@@ -139,6 +142,9 @@ func TestRunUsageErrors(t *testing.T) {
 				if !strings.Contains(errOut.String(), w) {
 					t.Errorf("stderr %q lacks %q", errOut, w)
 				}
+			}
+			if strings.Contains(errOut.String(), "strconv.") || strings.Contains(errOut.String(), "time: ") {
+				t.Errorf("stderr names Go's parser: %q", errOut)
 			}
 			if n := strings.Count(errOut.String(), "grub: "); n != 1 {
 				t.Errorf("stderr has %d error lines, want 1:\n%s", n, errOut)

@@ -120,8 +120,12 @@ func TestEditFlags(t *testing.T) {
 		wantLimits harness.LimitChanges
 		wantUsage  bool
 	}{
-		{name: "goal only", args: []string{"new goal"}, wantArgs: []string{"new goal"}},
-		{name: "id and goal", args: []string{"0a1b2c3d", "new goal"}, wantArgs: []string{"0a1b2c3d", "new goal"}},
+		{name: "goal only", args: []string{"--goal", "new goal"}, wantArgs: []string{"new goal"}},
+		{name: "id and goal", args: []string{"0a1b2c3d", "--goal", "new goal"}, wantArgs: []string{"0a1b2c3d", "new goal"}},
+		{name: "id only", args: []string{"0a1b"}, wantArgs: []string{"0a1b"}},
+		{name: "a goal as the argument is not an id", args: []string{"new goal"}, wantUsage: true},
+		{name: "a word as the argument is not an id", args: []string{"nosuchid", "--max-iter", "3"}, wantUsage: true},
+		{name: "two arguments", args: []string{"0a1b2c3d", "new goal"}, wantUsage: true},
 		{name: "nothing: the editor", args: nil, wantArgs: []string{}},
 		{name: "max-iter only", args: []string{"--max-iter", "50"}, wantArgs: []string{},
 			wantLimits: harness.LimitChanges{MaxIterations: ptr(50)}},
@@ -131,7 +135,7 @@ func TestEditFlags(t *testing.T) {
 				TokenBudget: ptr(int64(5000000)), TimeBudgetSeconds: ptr(int64(9000))}},
 		{name: "zero budgets remove them", args: []string{"--token-budget", "0", "--time-budget", "0"}, wantArgs: []string{},
 			wantLimits: harness.LimitChanges{TokenBudget: ptr(int64(0)), TimeBudgetSeconds: ptr(int64(0))}},
-		{name: "goal and limits", args: []string{"goal", "--max-iter", "9"}, wantArgs: []string{"goal"},
+		{name: "goal and limits", args: []string{"--goal", "goal", "--max-iter", "9"}, wantArgs: []string{"goal"},
 			wantLimits: harness.LimitChanges{MaxIterations: ptr(9)}},
 		{name: "max-iter 0", args: []string{"--max-iter", "0"}, wantUsage: true},
 		{name: "negative max-fail", args: []string{"--max-fail", "-2"}, wantUsage: true},
@@ -166,8 +170,15 @@ func TestEditFlags(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(got.Args) != len(tt.wantArgs) || (len(got.Args) > 0 && !reflect.DeepEqual(got.Args, tt.wantArgs)) {
-				t.Errorf("args %q, want %q", got.Args, tt.wantArgs)
+			gotArgs := []string{}
+			if got.ID != "" {
+				gotArgs = append(gotArgs, got.ID)
+			}
+			if got.GoalGiven {
+				gotArgs = append(gotArgs, got.Goal)
+			}
+			if !reflect.DeepEqual(gotArgs, tt.wantArgs) {
+				t.Errorf("id and goal %q, want %q", gotArgs, tt.wantArgs)
 			}
 			if !reflect.DeepEqual(got.Limits, tt.wantLimits) {
 				t.Errorf("limits %s, want %s", describeChanges(got.Limits), describeChanges(tt.wantLimits))

@@ -72,8 +72,8 @@ look at the workspace instead of assuming the turn failed.
 --agent, --agent-cmd, --agent-bin, --model, --base-url, --max-requests,
 --context-window and --request-timeout change the task's agent from here
 on; switching to another --agent starts its settings afresh. --sandbox,
---sandbox-allow, --no-network, --pass-env and --sandbox-allow-git change
-the task's sandbox (see grub start --help); the task keeps the one it has
+--sandbox-allow, --no-network, --allow-domain, --pass-env and
+--sandbox-allow-git change the task's sandbox (see grub start --help); the task keeps the one it has
 otherwise.
 
 --for runs for that long only, then stops at a turn boundary and leaves the

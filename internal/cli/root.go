@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
 )
@@ -11,9 +13,21 @@ import (
 // Main runs grub with the process's arguments and standard streams and
 // returns the exit code. cmd/grub's main passes it to os.Exit.
 func Main() int {
+	ignoreBrokenPipes()
 	f := NewFactory(System())
 	f.Reap = true
 	return execute(context.Background(), f, os.Args[1:])
+}
+
+// ignoreBrokenPipes makes a write to a closed stdout or stderr fail with
+// EPIPE instead of ending grub with SIGPIPE, Go's default for those two
+// descriptors: a run whose progress went to a pipe that closed (grub start
+// … 2>&1 | head -3) goes on quietly and stops as it would have, rather
+// than dying between two turns and leaving the task "running (no
+// runner)". Notify, unlike Ignore, leaves SIGPIPE at its default in the
+// programs grub starts.
+func ignoreBrokenPipes() {
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 }
 
 // Run runs grub with args (without the program name) on the given streams
@@ -45,6 +59,11 @@ func execute(ctx context.Context, f *Factory, args []string) int {
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return ExitOK
+	}
+	if errors.Is(err, syscall.EPIPE) {
+		// Whoever read the output stopped reading (grub log | head): end
+		// quietly, with the code a shell shows for it.
+		return ExitBrokenPipe
 	}
 	var usageErr *UsageError
 	if errors.As(err, &usageErr) {
@@ -82,12 +101,14 @@ Exit codes:
   4    budget_limited or usage_limited
   5    paused or stopped by a request
   75   the task is already running elsewhere (lock held)
-  130  interrupted by a signal (task left paused)`,
+  130  interrupted by a signal (task left paused)
+  141  the reader of grub's output went away (grub log | head); a run
+       whose output's reader goes away still goes on to its end`,
 		Example: `  grub status                  # the most recent task, for people
   grub status --json           # one JSON object on stdout, for programs
   grub list                    # every task in this workspace
   grub pause                   # pause at the next turn boundary
-  grub edit "new wording of the goal"
+  grub edit --goal "new wording of the goal"
   grub -C ~/src/api log        # work on the project in ~/src/api`,
 		Version:       versionString(),
 		SilenceErrors: true,
@@ -102,7 +123,7 @@ Exit codes:
 	root.SetErr(f.IO.ErrOut)
 	root.SetVersionTemplate("grub {{.Version}}\n")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return &UsageError{Err: err, Command: cmd.CommandPath()}
+		return &UsageError{Err: plainFlagError(err), Command: cmd.CommandPath()}
 	})
 	root.PersistentFlags().StringVarP(&f.WorkDir, "workdir", "C", "",
 		"run as if grub was started in `dir` (the workspace root that holds .grub/)")

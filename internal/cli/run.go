@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -21,8 +22,10 @@ import (
 	"github.com/grub-dev/grub/controller"
 	"github.com/grub-dev/grub/harness"
 	"github.com/grub-dev/grub/internal/llm"
+	"github.com/grub-dev/grub/internal/netproxy"
 	"github.com/grub-dev/grub/internal/proc"
 	"github.com/grub-dev/grub/internal/sandbox"
+	"github.com/grub-dev/grub/internal/termsafe"
 	"github.com/grub-dev/grub/schemas"
 )
 
@@ -196,8 +199,11 @@ func checkAgentFlags(fl *pflag.FlagSet, kind harness.AgentKind) error {
 // in front of the commands it runs for the agent (nil: none) and the
 // environment of the built-in agent's shell (nil: grub's own).
 type agentSandbox struct {
-	Wrap     func([]string) []string
+	Wrap     proc.Wrapper
 	ShellEnv []string
+	// ExtraEnv is added to the environment of an agent program (command,
+	// claude, codex): the network proxy's variables, if any.
+	ExtraEnv []string
 }
 
 // newAgent builds the backend recorded in the task's state. The API key
@@ -206,7 +212,7 @@ func newAgent(s harness.Agent, root string, getenv func(string) string, sb agent
 	switch s.Kind {
 	case harness.AgentCommand:
 		c := backend.NewCommand(s.Command)
-		c.Wrap = sb.Wrap
+		c.Wrap, c.ExtraEnv = sb.Wrap, sb.ExtraEnv
 		return c, nil
 	case harness.AgentClaude, harness.AgentCodex:
 		bin, err := agentProgram(s, root)
@@ -215,9 +221,9 @@ func newAgent(s harness.Agent, root string, getenv func(string) string, sb agent
 		}
 		stall := time.Duration(s.StallTimeoutSeconds) * time.Second
 		if s.Kind == harness.AgentClaude {
-			return backend.NewClaude(backend.ClaudeConfig{Bin: bin, Model: s.Model, Wrap: sb.Wrap, ExtraArgs: s.Args, StallTimeout: stall}), nil
+			return backend.NewClaude(backend.ClaudeConfig{Bin: bin, Model: s.Model, Wrap: sb.Wrap, ExtraEnv: sb.ExtraEnv, ExtraArgs: s.Args, StallTimeout: stall}), nil
 		}
-		return backend.NewCodex(backend.CodexConfig{Bin: bin, Model: s.Model, Wrap: sb.Wrap, ExtraArgs: s.Args, StallTimeout: stall}), nil
+		return backend.NewCodex(backend.CodexConfig{Bin: bin, Model: s.Model, Wrap: sb.Wrap, ExtraEnv: sb.ExtraEnv, ExtraArgs: s.Args, StallTimeout: stall}), nil
 	case harness.AgentOpenAI:
 		client, err := llm.New(llm.Config{BaseURL: s.BaseURL, APIKey: getenv("OPENAI_API_KEY"), Model: s.Model,
 			RequestTimeout: time.Duration(s.RequestTimeoutSeconds) * time.Second})
@@ -321,22 +327,20 @@ func runTask(ctx context.Context, o runOptions) error {
 	if sb.Warning != "" {
 		fmt.Fprintln(o.IO.ErrOut, "grub: warning: "+sb.Warning)
 	}
-	var wrap func([]string) []string
-	if sb.Policy.Confines() {
-		self, err := os.Executable()
-		if err != nil {
-			return fmt.Errorf("the sandbox needs grub's own executable: %w", err)
-		}
-		wrap = sb.wrapper(self)
-		if ok, why := sandbox.Namespaces(); ok {
-			wrap = sb.protectingWrapper(self, o.Store, o.ID)
-		} else {
-			fmt.Fprintln(o.IO.ErrOut, "grub: warning: "+why+"; .git is not read-only for sandboxed commands here, and what in it can run programs is guarded by the referee's check only")
-			warnPrivateWritable(o.IO.ErrOut, sb.Policy, o.Store.Private)
-		}
+	px, err := startProxy(o.IO.ErrOut, sb)
+	if err != nil {
+		return err
 	}
-	env := sb.scrubbedEnv()
-	backend, err := newAgent(st.Agent, o.Store.Root, o.Getenv, agentSandbox{Wrap: wrap, ShellEnv: env})
+	if px != nil {
+		defer px.Close()
+		sb = sb.withProxy(px.Port())
+	}
+	asb, err := runSandbox(o, sb, px)
+	if err != nil {
+		return err
+	}
+	wrap, env := asb.Wrap, asb.ShellEnv
+	backend, err := newAgent(st.Agent, o.Store.Root, o.Getenv, asb)
 	if err != nil {
 		return err
 	}
@@ -351,6 +355,7 @@ func runTask(ctx context.Context, o runOptions) error {
 		Wrap:      wrap,
 		Env:       env,
 		Slice:     o.Slice,
+		Refused:   refusedHosts(px),
 
 		AcceptHistory: o.AcceptHistory,
 	}
@@ -397,6 +402,68 @@ func runTask(ctx context.Context, o runOptions) error {
 	}
 	// The controller has already said why the task stopped.
 	return &ExitError{Code: ExitCodeForStatus(final.Status)}
+}
+
+// runSandbox is what the commands of a run get from its sandbox: the
+// launcher (nil when the policy confines nothing), the scrubbed
+// environment of the shell tool, init.sh and verify, and, with a
+// network proxy, its variables for agent programs too.
+func runSandbox(o runOptions, sb sandboxSetup, px *netproxy.Proxy) (agentSandbox, error) {
+	var wrap proc.Wrapper
+	if sb.Policy.Confines() {
+		self, err := os.Executable()
+		if err != nil {
+			return agentSandbox{}, fmt.Errorf("the sandbox needs grub's own executable: %w", err)
+		}
+		if ok, why := sandbox.Namespaces(); ok {
+			wrap = sb.protectingWrapper(self, o.Store, o.ID)
+		} else {
+			fmt.Fprintln(o.IO.ErrOut, "grub: warning: "+why+"; .git is not read-only for sandboxed commands here, and what in it can run programs is guarded by the referee's check only")
+			warnPrivateWritable(o.IO.ErrOut, sb.Policy, o.Store.Private)
+			warnReadable(o.IO.ErrOut, sb.Policy)
+			sb.Policy.Hide, sb.Policy.Show = nil, nil
+			wrap = sb.wrapper(self)
+		}
+	}
+	env := sb.scrubbedEnv()
+	asb := agentSandbox{Wrap: wrap, ShellEnv: env}
+	if px != nil {
+		env = netproxy.Env(env, px.URL())
+		asb.ShellEnv, asb.ExtraEnv = env, netproxy.Vars(px.URL())
+	}
+	return asb, nil
+}
+
+// startProxy starts the network allowlist's proxy for a run whose
+// sandbox has an allowlist (nil, nil without one) and says so on w. It
+// lives as long as the run: a crash drops it, and the next run starts
+// another, on another port.
+func startProxy(w io.Writer, sb sandboxSetup) (*netproxy.Proxy, error) {
+	if sb.Allow == nil {
+		return nil, nil
+	}
+	px, err := netproxy.Start(netproxy.Config{Allow: sb.Allow})
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(w, "grub: network: sandboxed commands reach only %s, through grub's proxy at %s\n",
+		termsafe.Line(strings.Join(sb.AllowDomains, " ")), px.URL())
+	return px, nil
+}
+
+// refusedHosts is the controller's view of what px refused in a turn
+// (nil without a proxy).
+func refusedHosts(px *netproxy.Proxy) func() []harness.RefusedHost {
+	if px == nil {
+		return nil
+	}
+	return func() []harness.RefusedHost {
+		var out []harness.RefusedHost
+		for _, r := range px.TakeRefused() {
+			out = append(out, harness.RefusedHost{Host: r.Host, Count: r.Count})
+		}
+		return out
+	}
 }
 
 func printFinal(o runOptions, st *harness.State) error {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/user"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/grub-dev/grub/harness"
 	"github.com/grub-dev/grub/internal/gitx"
+	"github.com/grub-dev/grub/internal/netproxy"
 	"github.com/grub-dev/grub/internal/proc"
 	"github.com/grub-dev/grub/internal/sandbox"
 )
@@ -43,8 +45,30 @@ warning, and an explicit mode is an error (exit 2). For --agent claude and
 --agent codex the sandbox is opt-in (they have their own permission
 systems); when asked for, their folders (~/.claude and ~/.claude.json, or
 $CLAUDE_CONFIG_DIR; ~/.codex or $CODEX_HOME) are writable too. --no-network
-also refuses TCP connect and bind (Landlock ABI 4). grub config shows the
-paths and the kernel's Landlock ABI.
+also cuts the network: TCP connect and bind are refused (Landlock ABI 4)
+and a seccomp filter refuses every other socket (UDP, Multipath TCP, raw,
+packet) and io_uring; below Landlock ABI 9 it refuses Unix sockets too
+(socketpair still works). grub config shows the paths and the kernel's
+Landlock ABI; start says what the kernel cannot enforce.
+
+In both confining modes, where namespaces are available, the credentials
+under your home folder are hidden from these commands (an empty folder or
+/dev/null in their place): ~/.ssh, ~/.aws, ~/.azure, ~/.config/gcloud,
+~/.config/gh, ~/.kube, ~/.docker/config.json, ~/.gnupg, ~/.netrc,
+~/.git-credentials, ~/.npmrc, ~/.pypirc, ~/.cargo/credentials* and
+~/.config/grub. --sandbox-hide PATH hides more, --sandbox-show PATH lets
+one through (both repeatable); grub config lists what is hidden here.
+
+--allow-domain NAME (repeatable; *.example.com, an IP address, NAME:PORT,
+presets @go @npm @pypi @crates) lets sandboxed commands reach those hosts
+and nothing else: grub runs an HTTP proxy on 127.0.0.1 for the run, points
+HTTP_PROXY, HTTPS_PROXY and ALL_PROXY at it (NO_PROXY cleared), and
+Landlock (ABI 4) lets commands connect to its port only. Ports 80 and 443
+unless a pattern names one; private, loopback and link-local addresses
+only for a name or address listed exactly. Refused hosts are in each
+turn's ledger line, the progress log and the report. It works with every
+--sandbox mode (with off, the network and the read-only paths are
+confined, as with --no-network) and not with --no-network itself.
 
 The shell tool, init.sh and verify commands get your environment without
 variables whose names look like secrets (*_API_KEY, *_TOKEN, *SECRET*,
@@ -57,29 +81,39 @@ type sandboxFlags struct {
 	Mode      string
 	Allow     []string
 	NoNetwork bool
-	PassEnv   []string
-	AllowGit  bool
+	// AllowDomains is --allow-domain: the network allowlist.
+	AllowDomains []string
+	PassEnv      []string
+	AllowGit     bool
+	Hide         []string
+	Show         []string
 }
 
 func (s *sandboxFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&s.Mode, "sandbox", "", "confine the commands run for the agent: workspace-write, read-only or off; default: workspace-write for --agent openai and command where Landlock is available, off for claude and codex (\"default\" goes back to it)")
 	fl.StringArrayVar(&s.Allow, "sandbox-allow", nil, "with --sandbox workspace-write: also let commands write under `path` (repeatable; '' clears the list)")
-	fl.BoolVar(&s.NoNetwork, "no-network", false, "refuse TCP connect and bind from sandboxed commands (Landlock ABI 4 or later; UDP and MPTCP are not covered)")
+	fl.BoolVar(&s.NoNetwork, "no-network", false, "cut sandboxed commands off the network: TCP through Landlock (ABI 4 or later), every other socket through seccomp")
+	fl.StringArrayVar(&s.AllowDomains, "allow-domain", nil, "let sandboxed commands reach `host` through grub's proxy, and no other (repeatable; *.example.com, an IP address, host:port, presets "+strings.Join(netproxy.PresetNames(), " ")+"; '' clears the list; Landlock ABI 4)")
 	fl.BoolVar(&s.AllowGit, "sandbox-allow-git", false, "let sandboxed commands write the git directory, so that the agent can commit (its hooks and config stay read-only); by default .git is read-only for them")
+	fl.StringArrayVar(&s.Hide, "sandbox-hide", nil, "also hide `path` from sandboxed commands, as ~/.ssh, ~/.aws and the other credential locations are by default: an empty folder or /dev/null in its place (the last element may be a pattern; repeatable; '' clears the list)")
+	fl.StringArrayVar(&s.Show, "sandbox-show", nil, "let sandboxed commands read `path`, a location grub hides (or a folder holding some) (repeatable; '' clears the list)")
 	fl.StringArrayVar(&s.PassEnv, "pass-env", nil, "let the secret-looking variable `NAME` through to the shell tool, init.sh and verify (repeatable; '' clears the list)")
 }
 
 // given reports whether any sandbox flag was given.
 func (s *sandboxFlags) given(cmd *cobra.Command) bool {
 	fl := cmd.Flags()
-	return fl.Changed("sandbox") || fl.Changed("sandbox-allow") || fl.Changed("no-network") || fl.Changed("pass-env") || fl.Changed("sandbox-allow-git")
+	return fl.Changed("sandbox") || fl.Changed("sandbox-allow") || fl.Changed("no-network") || fl.Changed("pass-env") || fl.Changed("sandbox-allow-git") ||
+		fl.Changed("sandbox-hide") || fl.Changed("sandbox-show") || fl.Changed("allow-domain")
 }
 
 // apply writes the sandbox flags that were given into sb: --sandbox
-// replaces the mode ("default" clears it), --sandbox-allow and --pass-env
-// replace their lists, --no-network and --sandbox-allow-git set (or,
-// =false, clear) their rules. Relative --sandbox-allow paths are made absolute.
+// replaces the mode ("default" clears it), --sandbox-allow, --sandbox-hide,
+// --sandbox-show and --pass-env replace their lists, --no-network and
+// --sandbox-allow-git set (or, =false, clear) their rules, --allow-domain
+// replaces the allowlist (each pattern checked). Relative paths are made
+// absolute.
 func (s *sandboxFlags) apply(cmd *cobra.Command, sb *harness.Sandbox) error {
 	fl := cmd.Flags()
 	if fl.Changed("sandbox") {
@@ -94,26 +128,39 @@ func (s *sandboxFlags) apply(cmd *cobra.Command, sb *harness.Sandbox) error {
 			sb.Mode = string(m)
 		}
 	}
-	if fl.Changed("sandbox-allow") {
-		sb.Allow = nil
-		for _, p := range s.Allow {
-			if p == "" {
-				continue
-			}
-			abs, err := filepath.Abs(p)
-			if err != nil {
-				return usageErrorf("--sandbox-allow %s: %v", p, err)
-			}
-			if !slices.Contains(sb.Allow, abs) {
-				sb.Allow = append(sb.Allow, abs)
-			}
+	for _, l := range []struct {
+		flag  string
+		given []string
+		to    *[]string
+	}{{"sandbox-allow", s.Allow, &sb.Allow}, {"sandbox-hide", s.Hide, &sb.Hide}, {"sandbox-show", s.Show, &sb.Show}} {
+		if !fl.Changed(l.flag) {
+			continue
 		}
+		paths, err := absPaths(l.flag, l.given)
+		if err != nil {
+			return err
+		}
+		*l.to = paths
 	}
 	if fl.Changed("no-network") {
 		sb.NoNetwork = s.NoNetwork
 	}
 	if fl.Changed("sandbox-allow-git") {
 		sb.AllowGit = s.AllowGit
+	}
+	if fl.Changed("allow-domain") {
+		sb.AllowDomains = nil
+		for _, d := range s.AllowDomains {
+			if d == "" {
+				continue
+			}
+			if err := netproxy.CheckPattern(d); err != nil {
+				return &UsageError{Err: err}
+			}
+			if !slices.Contains(sb.AllowDomains, d) {
+				sb.AllowDomains = append(sb.AllowDomains, d)
+			}
+		}
 	}
 	if fl.Changed("pass-env") {
 		sb.PassEnv = nil
@@ -132,6 +179,25 @@ func (s *sandboxFlags) apply(cmd *cobra.Command, sb *harness.Sandbox) error {
 	return nil
 }
 
+// absPaths makes a path flag's values absolute, without duplicates and
+// without the empty value (which clears the list).
+func absPaths(flag string, given []string) ([]string, error) {
+	var out []string
+	for _, p := range given {
+		if p == "" {
+			continue
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, usageErrorf("--%s %s: %v", flag, p, err)
+		}
+		if !slices.Contains(out, abs) {
+			out = append(out, abs)
+		}
+	}
+	return out, nil
+}
+
 // sandboxSetup is how one run confines the commands grub runs for the
 // agent: the policy resolved against this kernel and who it applies to.
 type sandboxSetup struct {
@@ -148,6 +214,11 @@ type sandboxSetup struct {
 	// AllowGit lets commands write the git directory (only the guarded
 	// files in it stay read-only); false: all of it is read-only.
 	AllowGit bool
+	// Allow is the network allowlist (--allow-domain), nil without one;
+	// the run starts the proxy and sets Policy.ProxyPort (withProxy).
+	Allow *netproxy.Allowlist
+	// AllowDomains are the patterns Allow was parsed from.
+	AllowDomains []string
 }
 
 // landlockProbe reports the kernel's Landlock ABI; tests replace
@@ -177,6 +248,13 @@ func resolveSandbox(sb harness.Sandbox, kind harness.AgentKind, root string, get
 		}
 	}
 	p := sandbox.Policy{Mode: mode, Workspace: root, Writable: allowPaths(root, sb.Allow), NoNetwork: sb.NoNetwork}
+	if mode != sandbox.ModeOff {
+		hide, show, err := hiddenPaths(sb, root, getenv)
+		if err != nil {
+			return sandboxSetup{}, err
+		}
+		p.Hide, p.Show = hide, show
+	}
 	if mode == sandbox.ModeWorkspaceWrite {
 		p.Writable = append(p.Writable, agentConfigPaths(kind, getenv)...)
 		if sb.AllowGit {
@@ -190,6 +268,10 @@ func resolveSandbox(sb harness.Sandbox, kind harness.AgentKind, root string, get
 	if !ok {
 		abi = 0
 	}
+	allow, err := checkAllowlist(sb, abi)
+	if err != nil {
+		return sandboxSetup{}, err
+	}
 	resolved, warning, err := sandbox.ResolveABI(p, explicit, abi)
 	if err != nil {
 		return sandboxSetup{}, &UsageError{Err: err}
@@ -197,7 +279,84 @@ func resolveSandbox(sb harness.Sandbox, kind harness.AgentKind, root string, get
 	if resolved.Mode != mode {
 		from += " (no Landlock here)"
 	}
-	return sandboxSetup{Policy: resolved, From: from, ABI: abi, Warning: warning, PassEnv: sb.PassEnv, AllowGit: sb.AllowGit}, nil
+	return sandboxSetup{Policy: resolved, From: from, ABI: abi, Warning: warning, PassEnv: sb.PassEnv, AllowGit: sb.AllowGit,
+		Allow: allow, AllowDomains: sb.AllowDomains}, nil
+}
+
+// checkAllowlist parses the task's --allow-domain list (nil without
+// one). It is a usage error with --no-network (which refuses every
+// connection, the proxy's too: the two cannot both hold) and where
+// Landlock lacks ABI 4 (without the network rule the proxy could be
+// gone around, and an allowlist that only asks is no allowlist).
+func checkAllowlist(sb harness.Sandbox, abi int) (*netproxy.Allowlist, error) {
+	if len(sb.AllowDomains) == 0 {
+		return nil, nil
+	}
+	if sb.NoNetwork {
+		return nil, usageErrorf("--allow-domain and --no-network cannot be combined: --no-network refuses every connection, --allow-domain lets the listed hosts through grub's proxy (give --no-network=false, or --allow-domain '' to clear the list)")
+	}
+	if abi < sandbox.MinABINetwork {
+		return nil, usageErrorf("--allow-domain needs Landlock ABI %d (Linux 6.7 or later) to keep sandboxed commands to grub's proxy; this system has %s: %w",
+			sandbox.MinABINetwork, abiText(abi), sandbox.ErrUnavailable)
+	}
+	allow, err := netproxy.ParseAllowlist(sb.AllowDomains)
+	if err != nil {
+		return nil, &UsageError{Err: err}
+	}
+	return allow, nil
+}
+
+func abiText(abi int) string {
+	if abi < 1 {
+		return "none"
+	}
+	return fmt.Sprintf("ABI %d", abi)
+}
+
+// withProxy is the setup for a run whose network proxy listens on port:
+// the policy lets commands connect there only. Without an allowlist it
+// is s unchanged.
+func (s sandboxSetup) withProxy(port int) sandboxSetup {
+	if s.Allow != nil {
+		s.Policy.ProxyPort = port
+	}
+	return s
+}
+
+// hiddenPaths are the paths a task's sandboxed commands may not read (the
+// credential locations under the home folder, $HOME and the one the
+// user database gives when they differ, and the task's --sandbox-hide
+// paths) and those let through (--sandbox-show). A hidden path that holds
+// the workspace is a usage error, and so is a shown path inside a folder
+// hidden as a whole (the launcher hides the folder, not what it holds).
+func hiddenPaths(sb harness.Sandbox, root string, getenv func(string) string) (hide, show []string, err error) {
+	own := allowPaths(root, sb.Hide)
+	for _, h := range own {
+		if rel, err := filepath.Rel(h, root); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return nil, nil, usageErrorf("--sandbox-hide %s: it holds the workspace, which sandboxed commands need", h)
+		}
+	}
+	hide = append(sandbox.CredentialPaths(getenv("HOME"), passwdHome(getenv)), own...)
+	show = allowPaths(root, sb.Show)
+	if s, h, ok := sandbox.ShownInside(hide, show); ok {
+		return nil, nil, usageErrorf("--sandbox-show %s: it lies in %s, which is hidden as a whole; show %s instead", s, h, h)
+	}
+	return hide, show, nil
+}
+
+// passwdHome is the current user's home folder in the user database, for
+// tools (ssh) that read it rather than $HOME; "" when it is $HOME, or
+// when the environment is a test's (no $HOME).
+func passwdHome(getenv func(string) string) string {
+	home := getenv("HOME")
+	if home == "" {
+		return ""
+	}
+	u, err := user.Current()
+	if err != nil || u.HomeDir == home {
+		return ""
+	}
+	return u.HomeDir
 }
 
 // outsideGitDirs are the git directories of the work tree at root that lie
@@ -253,12 +412,23 @@ func agentConfigPaths(kind harness.AgentKind, getenv func(string) string) []stri
 // wrapper returns the function that puts the launcher (self, grub's own
 // executable) in front of a command under the setup's policy, or nil when
 // the policy confines nothing.
-func (s sandboxSetup) wrapper(self string) func([]string) []string {
+func (s sandboxSetup) wrapper(self string) proc.Wrapper {
 	if !s.Policy.Confines() {
 		return nil
 	}
 	p := s.Policy
-	return func(argv []string) []string { return sandbox.Wrap(self, p, argv) }
+	return func(argv []string) proc.Launch { return launch(self, p, argv) }
+}
+
+// launch is the launcher's command line for argv under p, and, where it
+// can start directly in its user and mount namespace, the attributes
+// that make them (with the command line to fall back to).
+func launch(self string, p sandbox.Policy, argv []string) proc.Launch {
+	plain := sandbox.Wrap(self, p, argv)
+	if wrapped, attr, ok := sandbox.InNamespace(self, p, argv); ok {
+		return proc.Launch{Argv: wrapped, Attr: attr, Plain: plain}
+	}
+	return proc.Launch{Argv: plain}
 }
 
 // protectingWrapper is wrapper for a task whose protected files the
@@ -271,7 +441,7 @@ func (s sandboxSetup) wrapper(self string) func([]string) []string {
 // it lies under a path commands may write ($XDG_STATE_HOME in /tmp). The
 // list is read again for every command, so a config include or hooks
 // folder the referee restored is covered from then on.
-func (s sandboxSetup) protectingWrapper(self string, store *harness.Store, id string) func([]string) []string {
+func (s sandboxSetup) protectingWrapper(self string, store *harness.Store, id string) proc.Wrapper {
 	if !s.Policy.Confines() {
 		return nil
 	}
@@ -281,7 +451,7 @@ func (s sandboxSetup) protectingWrapper(self string, store *harness.Store, id st
 	if store.Private != "" {
 		files = append(files, store.Private)
 	}
-	return func(argv []string) []string {
+	return func(argv []string) proc.Launch {
 		p := s.Policy
 		guarded, err := gitx.GuardedPaths(root)
 		if err != nil {
@@ -294,7 +464,7 @@ func (s sandboxSetup) protectingWrapper(self string, store *harness.Store, id st
 				p.ReadOnly = append(p.ReadOnly, sandbox.WholeGitDirs(root, dirs)...)
 			}
 		}
-		return sandbox.Wrap(self, p, argv)
+		return launch(self, p, argv)
 	}
 }
 
@@ -313,6 +483,15 @@ func warnPrivateWritable(w io.Writer, p sandbox.Policy, private string) {
 	}
 }
 
+// warnReadable names, when the launcher cannot hide anything (no
+// namespaces), the credential locations that exist and stay readable by
+// sandboxed commands.
+func warnReadable(w io.Writer, p sandbox.Policy) {
+	if readable := sandbox.Hidden(p); len(readable) > 0 {
+		fmt.Fprintf(w, "grub: warning: without a mount namespace grub cannot hide credentials: sandboxed commands can read %s\n", strings.Join(readable, " "))
+	}
+}
+
 // scrubbedEnv is the environment of the shell tool, init.sh and verify:
 // grub's own without secret-looking variables, except those passed.
 func (s sandboxSetup) scrubbedEnv() []string {
@@ -325,11 +504,17 @@ func (s sandboxSetup) describe() string {
 	if s.Policy.NoNetwork {
 		d += ", no network"
 	}
+	if len(s.AllowDomains) > 0 {
+		d += ", network only to " + strings.Join(s.AllowDomains, " ")
+	}
 	if len(s.PassEnv) > 0 {
 		d += ", passing " + strings.Join(s.PassEnv, " ")
 	}
 	if s.AllowGit {
 		d += ", .git writable"
+	}
+	if len(s.Policy.Show) > 0 {
+		d += ", showing " + strings.Join(s.Policy.Show, " ")
 	}
 	return d
 }
@@ -379,7 +564,9 @@ func becomeReaper() bool {
 
 // sameSandbox reports whether two sandbox settings are the same.
 func sameSandbox(a, b harness.Sandbox) bool {
-	return a.Mode == b.Mode && a.NoNetwork == b.NoNetwork && a.AllowGit == b.AllowGit && slices.Equal(a.Allow, b.Allow) && slices.Equal(a.PassEnv, b.PassEnv)
+	return a.Mode == b.Mode && a.NoNetwork == b.NoNetwork && a.AllowGit == b.AllowGit && slices.Equal(a.Allow, b.Allow) &&
+		slices.Equal(a.PassEnv, b.PassEnv) && slices.Equal(a.Hide, b.Hide) && slices.Equal(a.Show, b.Show) &&
+		slices.Equal(a.AllowDomains, b.AllowDomains)
 }
 
 // sandboxView is a task's sandbox as status shows it: the settings, and
@@ -389,12 +576,18 @@ type sandboxView struct {
 	// read-only or off.
 	Mode string `json:"mode"`
 	// From says where the mode comes from (--sandbox, or the default).
-	From      string   `json:"from"`
-	NoNetwork bool     `json:"noNetwork"`
-	Allow     []string `json:"allow,omitempty"`
-	PassEnv   []string `json:"passEnv,omitempty"`
+	From      string `json:"from"`
+	NoNetwork bool   `json:"noNetwork"`
+	// AllowDomains is the network allowlist (--allow-domain).
+	AllowDomains []string `json:"allowDomains,omitempty"`
+	Allow        []string `json:"allow,omitempty"`
+	PassEnv      []string `json:"passEnv,omitempty"`
 	// AllowGit: sandboxed commands may write the git directory.
 	AllowGit bool `json:"allowGit,omitempty"`
+	// Hide and Show are the task's --sandbox-hide and --sandbox-show
+	// paths (the credential locations are hidden besides).
+	Hide []string `json:"hide,omitempty"`
+	Show []string `json:"show,omitempty"`
 	// Problem says why the next run would refuse the settings here.
 	Problem string `json:"problem,omitempty"`
 }
@@ -408,7 +601,8 @@ func newSandboxView(st *harness.State, root string, getenv func(string) string, 
 		getenv = func(string) string { return "" }
 	}
 	sb := st.Sandbox
-	v := sandboxView{NoNetwork: sb.NoNetwork, Allow: sb.Allow, PassEnv: sb.PassEnv, AllowGit: sb.AllowGit}
+	v := sandboxView{NoNetwork: sb.NoNetwork, AllowDomains: sb.AllowDomains, Allow: sb.Allow, PassEnv: sb.PassEnv, AllowGit: sb.AllowGit,
+		Hide: sb.Hide, Show: sb.Show}
 	setup, err := resolveSandbox(sb, st.Agent.Kind, root, getenv, probe)
 	if err != nil {
 		v.Mode, v.From, v.Problem = sb.Mode, cmp.Or(sb.ModeFrom, "--sandbox"), err.Error()
@@ -424,6 +618,9 @@ func (v sandboxView) line() string {
 	if v.NoNetwork {
 		s += ", no network"
 	}
+	if len(v.AllowDomains) > 0 {
+		s += ", network only to " + strings.Join(v.AllowDomains, " ") + " (through grub's proxy)"
+	}
 	if len(v.Allow) > 0 {
 		s += ", also writable: " + strings.Join(v.Allow, " ")
 	}
@@ -432,6 +629,12 @@ func (v sandboxView) line() string {
 	}
 	if v.AllowGit && v.Mode != string(sandbox.ModeOff) {
 		s += ", .git writable but its hooks and config (--sandbox-allow-git)"
+	}
+	if len(v.Hide) > 0 {
+		s += ", also hidden: " + strings.Join(v.Hide, " ")
+	}
+	if len(v.Show) > 0 {
+		s += ", shown: " + strings.Join(v.Show, " ")
 	}
 	if v.Problem != "" {
 		s += "; the next run refuses it here: " + v.Problem

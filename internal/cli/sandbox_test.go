@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -40,6 +42,12 @@ func TestSandboxUnavailable(t *testing.T) {
 		{"no-network below ABI 4", 3, []string{"start", "g", "--agent-cmd", "true", "--no-network"}, "--no-network needs Landlock ABI 4"},
 		{"edit to workspace-write without Landlock", 0, []string{"edit", "0a1b2c3d", "--sandbox", "workspace-write"}, "needs Landlock"},
 		{"resume with read-only without Landlock", 0, []string{"resume", "0a1b2c3d", "--sandbox", "read-only"}, "needs Landlock"},
+		{"allow-domain below ABI 4", 3, []string{"start", "g", "--agent-cmd", "true", "--allow-domain", "example.com"}, "--allow-domain needs Landlock ABI 4"},
+		{"allow-domain without Landlock, sandbox off", 0, []string{"start", "g", "--agent-cmd", "true", "--sandbox", "off", "--allow-domain", "example.com"}, "--allow-domain needs Landlock ABI 4"},
+		{"allow-domain with no-network", 7, []string{"start", "g", "--agent-cmd", "true", "--no-network", "--allow-domain", "example.com"}, "cannot be combined"},
+		{"edit to allow-domain below ABI 4", 3, []string{"edit", "0a1b2c3d", "--allow-domain", "@go"}, "--allow-domain needs Landlock ABI 4"},
+		{"resume with allow-domain below ABI 4", 3, []string{"resume", "0a1b2c3d", "--allow-domain", "@go"}, "--allow-domain needs Landlock ABI 4"},
+		{"bad allow-domain pattern", 7, []string{"start", "g", "--agent-cmd", "true", "--allow-domain", "exa mple.com"}, "not allowed in a host name"},
 		{"unknown mode", 7, []string{"start", "g", "--agent-cmd", "true", "--sandbox", "strict"}, `unknown sandbox mode "strict"`},
 	}
 	for _, tt := range tests {
@@ -86,6 +94,7 @@ func TestResolveSandbox(t *testing.T) {
 	home := "/home/u"
 	getenv := func(k string) string { return map[string]string{"HOME": home, "CODEX_HOME": "/c"}[k] }
 	with := func(abi int) landlockProbe { return func() (int, bool) { return abi, abi > 0 } }
+	filter, _ := sandbox.FilterSupported()
 	tests := []struct {
 		name      string
 		sb        harness.Sandbox
@@ -104,7 +113,10 @@ func TestResolveSandbox(t *testing.T) {
 			[]string{"/home/u/.claude", "/home/u/.claude.json"}, true, false},
 		{"codex asked for", harness.Sandbox{Mode: "workspace-write", Allow: []string{"/x"}}, harness.AgentCodex, 6, sandbox.ModeWorkspaceWrite, "--sandbox",
 			[]string{"/x", "/c"}, true, false},
-		{"codex no network only", harness.Sandbox{NoNetwork: true}, harness.AgentCodex, 6, sandbox.ModeOff, "default for --agent codex", nil, true, false},
+		// Below ABI 9, or in mode off, --no-network refuses Unix sockets
+		// altogether (or, without seccomp, leaves UDP open): start says so.
+		{"codex no network only", harness.Sandbox{NoNetwork: true}, harness.AgentCodex, 6, sandbox.ModeOff, "default for --agent codex", nil, true, true},
+		{"no network on ABI 9", harness.Sandbox{NoNetwork: true}, harness.AgentCommand, 9, sandbox.ModeWorkspaceWrite, "default for --agent command", nil, true, !filter},
 		{"no Landlock", harness.Sandbox{}, harness.AgentOpenAI, 0, sandbox.ModeOff, "default for --agent openai (no Landlock here)", nil, false, true},
 		// Below ABI 6 nothing stops a command from signalling grub: start
 		// prints the warning once.
@@ -132,7 +144,7 @@ func TestResolveSandbox(t *testing.T) {
 				t.Fatalf("wrapper set = %v, want %v", wrap != nil, tt.confines)
 			}
 			if wrap != nil {
-				argv := wrap([]string{"sh", "-c", "x"})
+				argv := wrap([]string{"sh", "-c", "x"}).Argv
 				if argv[0] != "/bin/grub" || argv[1] != sandbox.ExecCommand || !slices.Equal(argv[len(argv)-3:], []string{"sh", "-c", "x"}) {
 					t.Errorf("wrapped argv %q", argv)
 				}
@@ -192,6 +204,52 @@ func TestSandboxFlagsRelativeAllow(t *testing.T) {
 	}
 }
 
+// TestAllowDomainFlags: --allow-domain keeps the patterns as given, once
+// each, and ” clears the list.
+func TestAllowDomainFlags(t *testing.T) {
+	parse := func(args ...string) harness.Sandbox {
+		t.Helper()
+		var got *StartOptions
+		ios, _, _, _ := TestIOStreams()
+		cmd := NewCmdStart(NewFactory(ios), func(o *StartOptions) error { got = o; return nil })
+		cmd.SetArgs(append([]string{"g", "--agent-cmd", "x"}, args...))
+		if err := cmd.Execute(); err != nil {
+			t.Fatal(err)
+		}
+		return got.Sandbox
+	}
+	sb := parse("--allow-domain", "@go", "--allow-domain", "*.Example.com", "--allow-domain", "@go")
+	if !slices.Equal(sb.AllowDomains, []string{"@go", "*.Example.com"}) {
+		t.Errorf("allow-domain %q", sb.AllowDomains)
+	}
+	if sb := parse("--allow-domain", ""); sb.AllowDomains != nil {
+		t.Errorf("'' left %q", sb.AllowDomains)
+	}
+	if sameSandbox(harness.Sandbox{AllowDomains: []string{"a.example"}}, harness.Sandbox{}) {
+		t.Error("sameSandbox ignores the allowlist")
+	}
+}
+
+// TestResolveSandboxAllowlist: an allowlist keeps a mode-off agent
+// (claude) wrapped once the proxy's port is known, and the port is the
+// policy's.
+func TestResolveSandboxAllowlist(t *testing.T) {
+	sb := harness.Sandbox{AllowDomains: []string{"api.example.com"}}
+	setup, err := resolveSandbox(sb, harness.AgentClaude, t.TempDir(), func(string) string { return "" }, func() (int, bool) { return 7, true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if setup.Allow == nil || setup.Policy.Mode != sandbox.ModeOff || setup.wrapper("/grub") != nil {
+		t.Fatalf("before the proxy: %+v", setup)
+	}
+	if p := setup.withProxy(4321).Policy; p.ProxyPort != 4321 || !p.Confines() {
+		t.Fatalf("with the proxy: %+v", p)
+	}
+	if argv := setup.withProxy(4321).wrapper("/grub")([]string{"claude"}); !slices.Contains(argv.Argv, "--proxy-port=4321") {
+		t.Fatalf("wrapped claude: %q", argv.Argv)
+	}
+}
+
 // The sandbox view reads the command's environment (Factory.Getenv), not
 // the process's.
 func TestSandboxViewUsesTheFactoryEnv(t *testing.T) {
@@ -230,5 +288,49 @@ func TestSandboxAllowGit(t *testing.T) {
 	}
 	if e.state("0a1b2c3d").Sandbox.AllowGit {
 		t.Error("allowGit still set after --sandbox-allow-git=false")
+	}
+}
+
+// TestWarnReadable: without namespaces the run names the credentials
+// that exist and stay readable, and says nothing when none exists.
+func TestWarnReadable(t *testing.T) {
+	home := t.TempDir()
+	p := sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite, Workspace: t.TempDir(), Hide: sandbox.CredentialPaths(home)}
+	var b strings.Builder
+	warnReadable(&b, p)
+	if b.Len() != 0 {
+		t.Errorf("nothing to hide, yet: %q", b.String())
+	}
+	netrc := filepath.Join(home, ".netrc")
+	if err := os.WriteFile(netrc, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	warnReadable(&b, p)
+	if got := b.String(); !strings.Contains(got, "cannot hide credentials") || !strings.Contains(got, netrc) {
+		t.Errorf("warning %q; want it to name %s", got, netrc)
+	}
+}
+
+// TestHiddenPaths: the credentials under $HOME, then the task's own;
+// a hidden path holding the workspace and a shown path inside a folder
+// hidden as a whole are usage errors.
+func TestHiddenPaths(t *testing.T) {
+	root := "/w/proj"
+	getenv := func(k string) string { return map[string]string{"HOME": "/h"}[k] }
+	hide, show, err := hiddenPaths(harness.Sandbox{Hide: []string{"secrets", "/srv/key"}, Show: []string{"/h/.ssh"}}, root, getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(hide, "/h/.ssh") || !slices.Contains(hide, "/h/.cargo/credentials*") || !slices.Contains(hide, "/w/proj/secrets") || !slices.Contains(hide, "/srv/key") {
+		t.Errorf("hide = %q", hide)
+	}
+	if !slices.Equal(show, []string{"/h/.ssh"}) {
+		t.Errorf("show = %q", show)
+	}
+	for _, sb := range []harness.Sandbox{{Hide: []string{"/w"}}, {Hide: []string{"."}}, {Show: []string{"/h/.ssh/config"}}} {
+		var usage *UsageError
+		if _, _, err := hiddenPaths(sb, root, getenv); !errors.As(err, &usage) {
+			t.Errorf("%+v: error %v; want a usage error", sb, err)
+		}
 	}
 }

@@ -34,15 +34,19 @@ var trustKeys = map[string]string{
 	"sandbox-allow-git": "lets commands write .git, where git finds programs to run (false needs no trust)",
 	"no-network":        "can turn network confinement off (true needs no trust)",
 	"pass-env":          "passes secrets to the agent's commands",
+	"sandbox-show":      "lets sandboxed commands read credentials grub hides",
 	"base-url":          "sends the API key to the server it names",
 }
 
 // safeKeys are the keys of grub start that need no trust: limits, budgets,
 // the model, the prompts' language, how progress is shown.
+//
+// allow-domain is safe: an allowlist only narrows an open network, and
+// with --no-network it is refused, never a widening.
 var safeKeys = []string{
-	"allow-dirty", "context-window", "cost-budget", "for", "heartbeat", "hook-timeout",
+	"allow-dirty", "allow-domain", "context-window", "cost-budget", "for", "heartbeat", "hook-timeout",
 	"init-timeout", "locale", "max-blocked", "max-fail", "max-features", "max-init-fail",
-	"max-iter", "max-requests", "min-features", "model", "no-commit", "no-progress", "protect", "regression-checks",
+	"max-iter", "max-requests", "min-features", "model", "no-commit", "no-progress", "protect", "regression-checks", "sandbox-hide",
 	"request-timeout", "stall-timeout", "time-budget", "token-budget", "turn-timeout", "worktree",
 }
 

@@ -21,6 +21,7 @@ var leaves = []string{
 	"featurelist",
 	"internal/atomicfile",
 	"internal/failpoint",
+	"internal/netproxy",
 	"internal/proc",
 	"internal/termsafe",
 	"loopstate",
@@ -78,6 +79,7 @@ var owner = map[string]string{
 	"github.com/fsnotify/fsnotify":             "harness",
 	"golang.org/x/sys":                         "harness",
 	"github.com/landlock-lsm/go-landlock":      "internal/sandbox",
+	"golang.org/x/net/bpf":                     "internal/sandbox",
 	"github.com/rogpeppe/go-internal":          "cmd/grub",
 	"golang.org/x/term":                        "internal/cli",
 	"github.com/pelletier/go-toml/v2":          "internal/config",
@@ -301,5 +303,24 @@ func TestReachIsTransitive(t *testing.T) {
 		if !got[want] {
 			t.Errorf("reach(controller) lacks %s: %v", want, got)
 		}
+	}
+}
+
+// TestLauncherPackageStaysSmall holds internal/sandbox/launch, whose
+// initialiser runs the sandbox launcher before the rest of grub
+// initialises, to what the launcher needs: the module packages it
+// reaches are internal/sandbox alone, and no library but go-landlock and
+// x/net/bpf (the seccomp filter's assembler, which initialises nothing).
+// Another import would initialise (and cost) before the launcher runs.
+func TestLauncherPackageStaysSmall(t *testing.T) {
+	pkgs := load(t)
+	if _, ok := pkgs["internal/sandbox/launch"]; !ok {
+		t.Fatal("internal/sandbox/launch not found")
+	}
+	for imp := range reach(pkgs, "internal/sandbox/launch") {
+		if imp == module+"/internal/sandbox" || thirdParty(imp) == "github.com/landlock-lsm/go-landlock" || thirdParty(imp) == "golang.org/x/net/bpf" {
+			continue
+		}
+		t.Errorf("internal/sandbox/launch reaches %s: the launcher runs before it initialises only with internal/sandbox and the standard library", imp)
 	}
 }

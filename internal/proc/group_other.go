@@ -9,8 +9,8 @@ import (
 	"syscall"
 )
 
-// groupAttr returns nil: process groups are Unix only.
-func groupAttr() *syscall.SysProcAttr { return nil }
+// groupAttr returns attr: process groups are Unix only.
+func groupAttr(attr *syscall.SysProcAttr) *syscall.SysProcAttr { return attr }
 
 // stopCommand kills the command's own process; its children are out of
 // reach without process groups.

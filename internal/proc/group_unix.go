@@ -14,10 +14,15 @@ import (
 // pollInterval is how often KillGroup checks whether a group has gone.
 const pollInterval = 20 * time.Millisecond
 
-// groupAttr makes the command the leader of a new process group whose id
-// is its pid.
-func groupAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true}
+// groupAttr is a copy of attr (nil: none) that also makes the command
+// the leader of a new process group whose id is its pid.
+func groupAttr(attr *syscall.SysProcAttr) *syscall.SysProcAttr {
+	a := syscall.SysProcAttr{}
+	if attr != nil {
+		a = *attr
+	}
+	a.Setpgid, a.Pgid = true, 0
+	return &a
 }
 
 // stopCommand ends a started command and its whole process group.

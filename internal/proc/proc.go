@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
 )
@@ -46,9 +47,9 @@ type Spec struct {
 	// command passes a scrubbed copy.
 	BaseEnv []string
 	// Wrap, when set, turns the argv that would run (Args, or sh -c
-	// Command) into the argv that runs instead: a sandbox launcher that
+	// Command) into what runs instead: a sandbox launcher that
 	// restricts itself and then executes the original.
-	Wrap func(argv []string) []string
+	Wrap Wrapper
 	// Stdin feeds the command's standard input; nil means /dev/null. It
 	// should not block forever: Run cannot interrupt a Read in progress.
 	Stdin io.Reader
@@ -78,6 +79,24 @@ type Spec struct {
 	// (init.sh, verify): one pipe and one copy instead of two, nothing kept
 	// but the tail. Stdout and Stderr must be nil with it.
 	TailOnly bool
+}
+
+// A Wrapper puts a launcher in front of a command line (see Spec.Wrap).
+type Wrapper func(argv []string) Launch
+
+// Launch is what a Wrapper runs in place of a command line.
+type Launch struct {
+	// Argv is the command line to run.
+	Argv []string
+	// Attr, when set, are the attributes the process starts with (the
+	// new user and mount namespaces a sandbox launcher starts in, so that
+	// it need not start itself again in them); Run adds its own process
+	// group to a copy.
+	Attr *syscall.SysProcAttr
+	// Plain, when set with Attr, is the command line Run starts instead,
+	// without Attr, when the system refuses to start the process with
+	// them (the launcher then does without, or says why in one line).
+	Plain []string
 }
 
 // Result is what Run observed.
@@ -141,19 +160,21 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	if tailN <= 0 {
 		tailN = DefaultTailBytes
 	}
-	cmd := command(s)
+
 	tail := newTailBuffer(tailN)
 	stdout := &capture{max: maxOut, tail: tail, tee: s.Stdout}
 	stderr := &capture{max: maxOut, tail: tail, tee: s.Stderr}
-	shared, err := wireOutput(cmd, s, tail, stdout, stderr)
-	if err != nil {
-		return Result{}, fmt.Errorf("proc: start %s: %w", describe(s), err)
+	var outW, errW io.Writer = stdout, stderr
+	var shared *sharedPipe
+	if s.TailOnly {
+		p, err := newSharedPipe(tail)
+		if err != nil {
+			return Result{}, fmt.Errorf("proc: start %s: %w", describe(s), err)
+		}
+		shared, outW, errW = p, p.w, p.w
 	}
-	cmd.SysProcAttr = groupAttr()
-	cmd.WaitDelay = PipeGrace
-
 	start := time.Now()
-	err = cmd.Start()
+	cmd, err := startCommand(s, outW, errW)
 	if shared != nil {
 		shared.started(err == nil)
 	}
@@ -235,16 +256,32 @@ func (s Spec) check() error {
 	return nil
 }
 
-// command builds the exec.Cmd of s: its argv (Args, or sh -c Command,
-// through Wrap when set), folder and environment.
-func command(s Spec) *exec.Cmd {
+// startCommand starts s's command (Args, or sh -c Command, through Wrap
+// when set) in a process group of its own, its output to stdout and
+// stderr. When the launch's attributes are refused, it starts the
+// launch's plain command line instead.
+func startCommand(s Spec, stdout, stderr io.Writer) (*exec.Cmd, error) {
 	argv := s.Args
 	if len(argv) == 0 {
 		argv = []string{"sh", "-c", s.Command}
 	}
+	l := Launch{Argv: argv}
 	if s.Wrap != nil {
-		argv = s.Wrap(argv)
+		l = s.Wrap(argv)
 	}
+	cmd := command(s, l.Argv, l.Attr, stdout, stderr)
+	err := cmd.Start()
+	if err != nil && l.Attr != nil && len(l.Plain) > 0 {
+		cmd = command(s, l.Plain, nil, stdout, stderr)
+		err = cmd.Start()
+	}
+	return cmd, err
+}
+
+// command builds the exec.Cmd that runs argv for s: its folder,
+// environment, input and output, and attributes (attr's, with a process
+// group of its own).
+func command(s Spec, argv []string, attr *syscall.SysProcAttr, stdout, stderr io.Writer) *exec.Cmd {
 	name := argv[0]
 	if name == "sh" {
 		// The shell is looked up once per PATH, not at every command; it
@@ -255,12 +292,14 @@ func command(s Spec) *exec.Cmd {
 	}
 	cmd := exec.Command(name, argv[1:]...)
 	cmd.Args[0] = argv[0]
-	cmd.Stdin = s.Stdin
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.Stdin, stdout, stderr
 	if s.Stdin == nil {
 		if null, err := devNull(); err == nil {
 			cmd.Stdin = null // one descriptor for every command, not an open each
 		}
 	}
+	cmd.SysProcAttr = groupAttr(attr)
+	cmd.WaitDelay = PipeGrace
 	cmd.Dir = s.Dir
 	switch {
 	case s.BaseEnv != nil:
@@ -410,21 +449,6 @@ func (t *tailBuffer) bytes() []byte {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.ring.bytes()
-}
-
-// wireOutput gives cmd its standard output and error: the captures, or,
-// for Spec.TailOnly, one shared pipe (returned, to start and drain).
-func wireOutput(cmd *exec.Cmd, s Spec, tail *tailBuffer, stdout, stderr *capture) (*sharedPipe, error) {
-	if !s.TailOnly {
-		cmd.Stdout, cmd.Stderr = stdout, stderr
-		return nil, nil
-	}
-	p, err := newSharedPipe(tail)
-	if err != nil {
-		return nil, err
-	}
-	cmd.Stdout, cmd.Stderr = p.w, p.w
-	return p, nil
 }
 
 // sharedPipe is Spec.TailOnly's output: one pipe for both streams,

@@ -468,7 +468,7 @@ func TestRunBaseEnvAndWrap(t *testing.T) {
 		// The wrapper runs the original argv through env with one more
 		// variable, the way a launcher would run it after restricting
 		// itself.
-		Wrap: func(argv []string) []string { return append([]string{"env", "WRAPPED=yes"}, argv...) },
+		Wrap: func(argv []string) Launch { return Launch{Argv: append([]string{"env", "WRAPPED=yes"}, argv...)} },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -477,7 +477,7 @@ func TestRunBaseEnvAndWrap(t *testing.T) {
 		t.Errorf("stdout %q: the base environment was not replaced", got)
 	}
 	res, err = Run(context.Background(), Spec{Command: `echo "$WRAPPED"`,
-		Wrap: func(argv []string) []string { return append([]string{"env", "WRAPPED=yes"}, argv...) }})
+		Wrap: func(argv []string) Launch { return Launch{Argv: append([]string{"env", "WRAPPED=yes"}, argv...)} }})
 	if err != nil || strings.TrimSpace(string(res.Stdout)) != "yes" {
 		t.Errorf("wrapped run: %q, %v", res.Stdout, err)
 	}

@@ -91,6 +91,9 @@ func mdTurn(t Turn) string {
 	for _, f := range t.Findings {
 		what += "<br>**" + kindText(f.Kind) + ":** " + mdText(f.Text, mdMaxCell)
 	}
+	if r := t.RefusedText(); r != "" {
+		what += "<br>**refused:** " + mdText(r, mdMaxCell)
+	}
 	feature := ""
 	if t.Feature != "" {
 		feature = "`" + mdCode(t.Feature) + "`"

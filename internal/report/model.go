@@ -116,6 +116,8 @@ type Turn struct {
 	// (Checks holds each of them).
 	Audit    *Audit    `json:"audit,omitempty"`
 	Findings []Finding `json:"findings"`
+	// Refused are the hosts the network allowlist refused in the turn.
+	Refused  []Refused `json:"refused,omitempty"`
 	Recorded bool      `json:"recorded"` // there is a ledger line for the turn
 }
 
@@ -141,6 +143,23 @@ func (t Turn) ShownChecks() []Check {
 		}
 	}
 	return out
+}
+
+// Refused is a host the network allowlist refused in a turn, and how
+// many times.
+type Refused struct {
+	Host  string `json:"host"`
+	Count int    `json:"count"`
+}
+
+// RefusedText is the turn's refused hosts in one line, "example.org ×3,
+// evil.example ×1"; empty: none.
+func (t Turn) RefusedText() string {
+	hosts := make([]harness.RefusedHost, len(t.Refused))
+	for i, r := range t.Refused {
+		hosts[i] = harness.RefusedHost{Host: r.Host, Count: r.Count}
+	}
+	return harness.FormatRefused(hosts)
 }
 
 // Usage is what one turn used.
@@ -294,6 +313,9 @@ func fromLedger(l harness.TurnRecord) Turn {
 	}
 	for _, f := range l.Findings {
 		t.Findings = append(t.Findings, Finding{Kind: string(f.Kind), Text: f.Text})
+	}
+	for _, r := range l.Refused {
+		t.Refused = append(t.Refused, Refused{Host: r.Host, Count: r.Count})
 	}
 	return t
 }

@@ -51,6 +51,7 @@ func fixture() Input {
 		line(4, "write-out", "write-out", loopstate.Continue, 2), // recorded again after a crash: the last line wins
 	}
 	turns[0].Phase = harness.PhaseInitializer
+	turns[2].Refused = []harness.RefusedHost{{Host: "example.org", Count: 3}, {Host: "<b>x</b>", Count: 1}}
 	commits := []Commit{
 		{Hash: "111111111111", Iteration: 1, Time: t0, Status: "running"},
 		{Hash: "222222222222", Iteration: 2, Time: t0, Status: "running"},
@@ -160,6 +161,9 @@ func TestHTMLHasEveryFeatureAndTurn(t *testing.T) {
 	if row := rows["turn-3"]; row == nil || !strings.Contains(textOf(row), "3333333") || !strings.Contains(textOf(row), "failed verification") {
 		t.Errorf("turn 3's row lacks its commit or what the referee caught")
 	}
+	if row := rows["turn-3"]; row == nil || !strings.Contains(textOf(row), "refused: example.org ×3, <b>x</b> ×1") {
+		t.Errorf("turn 3's row lacks the hosts the network allowlist refused")
+	}
 	if row := rows["feature-write-out"]; row == nil || !strings.Contains(textOf(row), "turn 4") {
 		t.Errorf("write-out's row does not name the turn that passed it")
 	}
@@ -265,7 +269,7 @@ func TestMarkdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{"`parse-args`", "`write-out`", "`docs`", "`3333333`", "is budget_limited", "failed verification", "$0.75", "| 4 |"} {
+	for _, want := range []string{"`parse-args`", "`write-out`", "`docs`", "`3333333`", "is budget_limited", "failed verification", "$0.75", "| 4 |", "<br>**refused:** example.org ×3, &lt;b&gt;x&lt;/b&gt; ×1"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("Markdown lacks %q:\n%s", want, out)
 		}

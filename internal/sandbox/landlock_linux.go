@@ -42,6 +42,14 @@ const abiRefer = 2
 // NoNetwork: TCP bind and connect (ABI 4, UDP too from ABI 10) are
 // handled with no port allowed.
 //
+// ProxyPort: TCP connect (ABI 4; UDP connect and send from ABI 10) is
+// handled, and allowed to that port only; bind is not handled, so
+// commands may still listen. Landlock's rule is a port, not an address:
+// a listener on the same port number elsewhere (another host, or
+// loopback's other addresses) is reachable too. Connecting to pathname
+// Unix sockets (ABI 9) is refused as under NoNetwork: a Docker socket
+// is a way out.
+//
 // Always (ABI 6, Linux 6.12): the signal scope, so that nothing the
 // command starts can signal a process outside its Landlock domain (grub
 // above all: a kill -STOP would hang the run, a kill -9 end it before
@@ -63,8 +71,8 @@ func enforce(p Policy) error {
 	if p.Mode != ModeOff && abi < MinABIFilesystem {
 		return fmt.Errorf("Landlock is not available (%s)", landlockMissing())
 	}
-	if p.NoNetwork && abi < MinABINetwork {
-		return fmt.Errorf("blocking the network needs Landlock ABI %d, the kernel has %s", MinABINetwork, abiName(abi))
+	if (p.NoNetwork || p.ProxyPort != 0) && abi < MinABINetwork {
+		return fmt.Errorf("restricting the network needs Landlock ABI %d, the kernel has %s", MinABINetwork, abiName(abi))
 	}
 
 	var cfg landlock.Config
@@ -72,7 +80,7 @@ func enforce(p Policy) error {
 	if p.Mode != ModeOff {
 		cfg.HandledAccessFS = landlock.V11.HandledAccessFS
 		read := landlock.RODirs("/")
-		if !p.NoNetwork {
+		if !p.NoNetwork && p.ProxyPort == 0 {
 			read = read.WithResolveUnix()
 		}
 		rules = append(rules, read)
@@ -87,8 +95,14 @@ func enforce(p Policy) error {
 			rules = append(rules, rule)
 		}
 	}
-	if p.NoNetwork {
+	switch {
+	case p.NoNetwork:
 		cfg.HandledAccessNet = landlock.V11.HandledAccessNet
+	case p.ProxyPort != 0:
+		// Connect only: a rule that handled bind too would refuse every
+		// listening socket (a test server, a language server).
+		cfg.HandledAccessNet = ll.AccessNetConnectTCP | ll.AccessNetConnectSendUDP
+		rules = append(rules, landlock.ConnectTCP(uint16(p.ProxyPort)))
 	}
 	cfg.Scoped = ll.ScopeSignal | ll.ScopeAbstractUnixSocket
 	// BestEffort drops the rights this kernel's ABI does not know; the

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -26,6 +27,10 @@ func requireLandlock(t *testing.T, minABI int) int {
 type fixture struct {
 	base, ws, home, tmp, etc, extra string
 	env                             []string
+	// oneStage starts the launcher as grub does, directly in its
+	// namespaces when the policy needs them (InNamespace); otherwise
+	// through Wrap's command line, which makes them itself (runStaged).
+	oneStage bool
 }
 
 func newFixture(t *testing.T) fixture {
@@ -59,7 +64,14 @@ func (f fixture) run(t *testing.T, p Policy, argv ...string) (string, int) {
 		t.Fatal(err)
 	}
 	full := Wrap(self, p, argv)
+	var attr *syscall.SysProcAttr
+	if f.oneStage {
+		if wrapped, a, ok := InNamespace(self, p, argv); ok {
+			full, attr = wrapped, a
+		}
+	}
 	cmd := exec.Command(full[0], full[1:]...)
+	cmd.SysProcAttr = attr
 	cmd.Dir = f.ws
 	cmd.Env = f.env
 	out, err := cmd.CombinedOutput()
@@ -218,6 +230,63 @@ func TestNoNetwork(t *testing.T) {
 		{"connect, no network with mode off", Policy{Mode: ModeOff, NoNetwork: true}, []string{self, "__dial", addr}, false},
 		{"bind, network allowed", Policy{Mode: ModeReadOnly}, []string{self, "__listen"}, true},
 		{"bind, no network", Policy{Mode: ModeReadOnly, NoNetwork: true}, []string{self, "__listen"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, code := f.run(t, tt.p, tt.argv...)
+			if ok := code == 0; ok != tt.wantOK {
+				t.Fatalf("exit %d (%s), want success=%v", code, out, tt.wantOK)
+			}
+			if !tt.wantOK && !strings.Contains(out, "permission denied") {
+				t.Errorf("refused with %q, want permission denied", out)
+			}
+		})
+	}
+}
+
+// TestProxyPort: with a proxy port (--allow-domain), a command connects
+// to that port and no other, and may still listen (the rule does not
+// handle bind).
+func TestProxyPort(t *testing.T) {
+	requireLandlock(t, MinABINetwork)
+	serve := func() (net.Listener, int) {
+		l, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
+			}
+		}()
+		return l, l.Addr().(*net.TCPAddr).Port
+	}
+	proxy, port := serve()
+	other, _ := serve()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t)
+	ws := Policy{Mode: ModeWorkspaceWrite, Workspace: f.ws, ProxyPort: port}
+	off := Policy{Mode: ModeOff, ProxyPort: port}
+	tests := []struct {
+		name   string
+		p      Policy
+		argv   []string
+		wantOK bool
+	}{
+		{"connect to the proxy", ws, []string{self, "__dial", proxy.Addr().String()}, true},
+		{"connect elsewhere", ws, []string{self, "__dial", other.Addr().String()}, false},
+		{"connect elsewhere, mode off", off, []string{self, "__dial", other.Addr().String()}, false},
+		{"connect to the proxy, mode off", off, []string{self, "__dial", proxy.Addr().String()}, true},
+		{"bind", ws, []string{self, "__listen"}, true},
+		{"bind, mode off", off, []string{self, "__listen"}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"runtime"
 	"slices"
+	"strconv"
 )
 
 // ExecCommand is the hidden subcommand of grub that runs the launcher:
@@ -30,7 +31,7 @@ const (
 // Wrap returns the command line that runs argv under p: grub's own
 // executable self (from os.Executable) with the hidden subcommand, the
 // policy as flags, "--" and argv. For a policy that confines nothing (mode
-// off without NoNetwork) it returns a copy of argv unchanged.
+// off without NoNetwork or ProxyPort) it returns a copy of argv unchanged.
 //
 // The launcher works out the writable paths from its own environment,
 // which is the command's: the caller sets the command's environment
@@ -49,8 +50,17 @@ func Wrap(self string, p Policy, argv []string) []string {
 	if p.NoNetwork {
 		out = append(out, "--no-network")
 	}
+	if p.ProxyPort != 0 {
+		out = append(out, "--proxy-port="+strconv.Itoa(p.ProxyPort))
+	}
 	for _, r := range p.ReadOnly {
 		out = append(out, "--ro="+r)
+	}
+	for _, h := range p.Hide {
+		out = append(out, "--hide="+h)
+	}
+	for _, s := range p.Show {
+		out = append(out, "--show="+s)
 	}
 	out = append(out, "--")
 	return append(out, argv...)
@@ -64,16 +74,19 @@ func Wrap(self string, p Policy, argv []string) []string {
 // code ExitCannotRun or ExitNotFound. It never runs a command with less
 // Landlock confinement than the policy asks for.
 //
-// When the policy lists read-only paths that exist, the launcher runs in
-// two stages: the first starts the second in a new user and mount
-// namespace and ends as it ends; the second makes the paths read-only
-// bind mounts, then restricts itself and execs the command. Where the
+// When the policy lists read-only or hidden paths that exist, the
+// launcher works in a user and mount namespace of its own: it makes the
+// read-only paths read-only bind mounts and covers the hidden ones, then
+// restricts itself and execs the command. grub starts it in them
+// (InNamespace); started outside them, it runs in two stages: the first
+// starts the second in new namespaces and ends as it ends. Where the
 // namespace cannot be made, the first stage says so in one line on stderr
 // and goes on without it (the referee's check still guards the paths).
 func Main(args []string) int { return launch(args, os.Stderr) }
 
-// nsStage marks the second stage, in its own namespaces. Wrap never
-// writes it; the first stage puts it before the policy flags.
+// nsStage marks a launcher started in its own namespaces. Wrap never
+// writes it; InNamespace and the first stage put it before the policy
+// flags.
 const nsStage = "--in-namespace"
 
 func launch(args []string, stderr io.Writer) int {
@@ -94,9 +107,9 @@ func launch(args []string, stderr io.Writer) int {
 		}
 		return ExitCannotRun
 	}
-	if !staged && len(existing(p.ReadOnly)) > 0 {
+	if !staged && needsNamespace(p) {
 		err := runStaged(args) // returns only when it could not start
-		fmt.Fprintf(stderr, "grub %s: warning: no user and mount namespace (%v); the read-only paths are guarded by the referee's check only\n", ExecCommand, err)
+		fmt.Fprintf(stderr, "grub %s: warning: no user and mount namespace (%v); the read-only paths are guarded by the referee's check only, and the hidden paths stay readable\n", ExecCommand, err)
 	}
 	if staged {
 		// Capabilities belong to a thread: the one that drops them
@@ -105,6 +118,10 @@ func launch(args []string, stderr io.Writer) int {
 		protect(p, stderr)
 	}
 	if err := enforce(p); err != nil {
+		fmt.Fprintf(stderr, "grub %s: cannot apply the sandbox (%s): %v\n", ExecCommand, describe(p), err)
+		return ExitCannotRun
+	}
+	if err := applySeccomp(p); err != nil {
 		fmt.Fprintf(stderr, "grub %s: cannot apply the sandbox (%s): %v\n", ExecCommand, describe(p), err)
 		return ExitCannotRun
 	}
@@ -129,8 +146,17 @@ func parseArgs(args []string) (Policy, []string, error) {
 		return nil
 	})
 	fs.BoolVar(&p.NoNetwork, "no-network", false, "refuse TCP connect and bind")
+	fs.IntVar(&p.ProxyPort, "proxy-port", 0, "refuse TCP connect but to this port")
 	fs.Func("ro", "read-only path", func(s string) error {
 		p.ReadOnly = append(p.ReadOnly, s)
+		return nil
+	})
+	fs.Func("hide", "path to hide", func(s string) error {
+		p.Hide = append(p.Hide, s)
+		return nil
+	})
+	fs.Func("show", "path to let through", func(s string) error {
+		p.Show = append(p.Show, s)
 		return nil
 	})
 	if err := fs.Parse(args); err != nil {
@@ -154,6 +180,9 @@ func describe(p Policy) string {
 	s := "mode " + string(p.Mode)
 	if p.NoNetwork {
 		s += ", no network"
+	}
+	if p.ProxyPort != 0 {
+		s += ", network through the proxy on port " + strconv.Itoa(p.ProxyPort)
 	}
 	return s
 }

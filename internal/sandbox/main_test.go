@@ -19,6 +19,8 @@ func TestMain(m *testing.M) {
 			os.Exit(Main(os.Args[2:]))
 		case "__dial":
 			os.Exit(report(dialTCP(os.Args[2])))
+		case "__net":
+			os.Exit(report(tryNet(os.Args[2], os.Args[3])))
 		case "__listen":
 			os.Exit(report(listenTCP()))
 		case "__ptyioctl":

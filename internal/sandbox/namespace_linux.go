@@ -54,6 +54,30 @@ func nsAttr() *syscall.SysProcAttr {
 	}
 }
 
+// InNamespace returns the launcher's command line for argv under p, and
+// the attributes to start it with, when the caller is to start it
+// directly in its new user and mount namespace (nsAttr, without
+// Pdeathsig: the launcher execs the command, which is then the caller's
+// own child): when p has read-only paths or paths to hide that exist
+// and Namespaces says they are available. The launcher then runs in one
+// stage, one Go process fewer than the two runStaged makes. ok is false
+// otherwise: Wrap's command line is the one to run. A caller whose start
+// with attr fails falls back to Wrap's, which makes the namespace itself
+// or says in one line why it cannot.
+func InNamespace(self string, p Policy, argv []string) (wrapped []string, attr *syscall.SysProcAttr, ok bool) {
+	if !p.Confines() || !needsNamespace(p) {
+		return nil, nil, false
+	}
+	if ok, _ := Namespaces(); !ok {
+		return nil, nil, false
+	}
+	plain := Wrap(self, p, argv)
+	wrapped = append([]string{plain[0], ExecCommand, nsStage}, plain[2:]...)
+	attr = nsAttr()
+	attr.Pdeathsig = 0
+	return wrapped, attr, true
+}
+
 // Namespaces reports whether the launcher can make paths read-only here:
 // whether this process may start a child in a new user and mount
 // namespace (it tries once, with /bin/true, and remembers the answer).
@@ -129,7 +153,9 @@ func runStaged(args []string) error {
 // existing read-only path a read-only bind mount of itself, after pinning
 // the folders between it and the workspace (each becomes a bind mount of
 // itself, which cannot be renamed or removed, so that the protected path
-// cannot be moved aside with its parent and replaced). It then drops the
+// cannot be moved aside with its parent and replaced), and covers each
+// path to hide (masks, mask). A hidden path needs no pins: moving its
+// parent aside moves the mount with it, and reveals nothing. It then drops the
 // capabilities the mounts needed, so that the command gets none (the
 // caller has locked the goroutine to its thread, which must be the one
 // that execs: capabilities belong to a thread), and enters the workspace again so that relative paths see the new mounts.
@@ -147,12 +173,34 @@ func protect(p Policy, stderr io.Writer) {
 			fmt.Fprintf(stderr, "grub %s: warning: cannot make %s read-only (%v); relying on the referee's check\n", ExecCommand, path, err)
 		}
 	}
+	for _, path := range masks(p) {
+		if err := mask(path); err != nil {
+			fmt.Fprintf(stderr, "grub %s: warning: cannot hide %s (%v); it stays readable\n", ExecCommand, path, err)
+		}
+	}
 	if err := dropCapabilities(); err != nil {
 		fmt.Fprintf(stderr, "grub %s: warning: %v; relying on the referee's check\n", ExecCommand, err)
 	}
 	if wd, err := os.Getwd(); err == nil {
 		_ = os.Chdir(wd)
 	}
+}
+
+// mask covers path: a folder with an empty read-only tmpfs, anything else
+// with /dev/null (reads see nothing, writes are thrown away). A mount
+// point cannot be renamed or removed, and once the launcher dropped
+// CAP_SYS_ADMIN and applied Landlock the command can neither unmount it
+// nor mount over it, even in a user namespace of its own (the mounts it
+// would get there are locked).
+func mask(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		return syscall.Mount("tmpfs", path, "tmpfs", syscall.MS_RDONLY|syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, "mode=0500,size=4k")
+	}
+	return syscall.Mount("/dev/null", path, "", syscall.MS_BIND, "")
 }
 
 // bindReadOnly mounts path read-only onto itself. The remount keeps the

@@ -80,10 +80,13 @@ func (f repoFixture) git(t *testing.T, args ...string) string {
 // TestReadOnlyPaths: through the launcher, a command can neither write
 // the protected files nor move, remove or unmount them, nor move the
 // folders that hold them aside; the files are unchanged after.
-func TestReadOnlyPaths(t *testing.T) {
+func TestReadOnlyPaths(t *testing.T) { bothStages(t, testReadOnlyPaths) }
+
+func testReadOnlyPaths(t *testing.T, oneStage bool) {
 	requireLandlock(t, MinABIFilesystem)
 	requireNamespaces(t)
 	f := newRepoFixture(t)
+	f.oneStage = oneStage
 	configBefore, err := os.ReadFile(filepath.Join(f.ws, ".git", "config"))
 	if err != nil {
 		t.Fatal(err)

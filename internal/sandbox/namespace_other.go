@@ -5,7 +5,14 @@ package sandbox
 import (
 	"errors"
 	"io"
+	"syscall"
 )
+
+// InNamespace reports false: namespaces are Linux only, Wrap's command
+// line is the one to run.
+func InNamespace(self string, p Policy, argv []string) (wrapped []string, attr *syscall.SysProcAttr, ok bool) {
+	return nil, nil, false
+}
 
 // Namespaces reports whether the launcher can make paths read-only here:
 // user and mount namespaces are Linux only, so never.

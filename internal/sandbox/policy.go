@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -51,6 +52,11 @@ type Policy struct {
 	Writable []string
 	// NoNetwork refuses TCP connect and bind (--no-network).
 	NoNetwork bool
+	// ProxyPort, when not 0, is the port of grub's network proxy on
+	// 127.0.0.1 (--allow-domain): TCP connect is refused to every other
+	// port (Landlock ABI 4; UDP connect and send too from ABI 10), bind
+	// stays allowed, and so do connections to the proxy's port.
+	ProxyPort int
 	// ReadOnly lists absolute paths a command may not change even where
 	// the mode lets it write (git's hooks and config, grub's state.json,
 	// lock and private folder: see ProtectedPaths). The launcher makes each
@@ -59,6 +65,20 @@ type Policy struct {
 	// only when the policy goes through the launcher (Confines); Resolve
 	// drops it, with a warning, where namespaces are not available.
 	ReadOnly []string
+	// Hide lists absolute paths a command may not read, in the confining
+	// modes: the credentials under the user's home (CredentialPaths) and
+	// those --sandbox-hide adds. The last element of an entry may be a
+	// pattern (filepath.Match: ".cargo/credentials*"). The launcher covers
+	// each one that exists, in the command's own user and mount
+	// namespace, with an empty read-only tmpfs (a folder) or /dev/null (a
+	// file); see masks. Like ReadOnly, it takes effect only through the
+	// launcher, and the caller drops it where namespaces are not
+	// available.
+	Hide []string
+	// Show lists absolute paths let through (--sandbox-show): an entry of
+	// Hide, or a match of its pattern, that lies in one of them is not
+	// covered.
+	Show []string
 }
 
 // Validate reports a policy the launcher cannot apply: an unknown mode, a
@@ -81,9 +101,17 @@ func (p Policy) Validate() error {
 			return fmt.Errorf("sandbox writable path %q is not an absolute path", w)
 		}
 	}
+	if p.ProxyPort < 0 || p.ProxyPort > 65535 {
+		return fmt.Errorf("sandbox proxy port %d is out of range", p.ProxyPort)
+	}
 	for _, r := range p.ReadOnly {
 		if !filepath.IsAbs(r) {
 			return fmt.Errorf("sandbox read-only path %q is not an absolute path", r)
+		}
+	}
+	for _, h := range append(slices.Clone(p.Hide), p.Show...) {
+		if !filepath.IsAbs(h) {
+			return fmt.Errorf("sandbox hidden or shown path %q is not an absolute path", h)
 		}
 	}
 	return nil
@@ -91,7 +119,7 @@ func (p Policy) Validate() error {
 
 // Confines reports whether the policy restricts anything, that is whether
 // commands must go through the launcher.
-func (p Policy) Confines() bool { return p.Mode != ModeOff || p.NoNetwork }
+func (p Policy) Confines() bool { return p.Mode != ModeOff || p.NoNetwork || p.ProxyPort != 0 }
 
 // Devices are the device files and directories a command may write in
 // any confining mode: the bit bucket and friends that shells and build

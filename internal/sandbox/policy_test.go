@@ -113,6 +113,8 @@ func TestResolve(t *testing.T) {
 		{"read-only explicit without Landlock is refused", Policy{Mode: ModeReadOnly}, true, 0, "", "", true},
 		{"off needs nothing", Policy{Mode: ModeOff}, true, 0, ModeOff, "", false},
 		{"old ABI warns about truncate", ws, true, 2, ModeWorkspaceWrite, "truncate", false},
+		{"a proxy port below ABI 4 is refused", Policy{Mode: ModeOff, ProxyPort: 8080}, false, 3, "", "", true},
+		{"a proxy port with ABI 4", Policy{Mode: ModeOff, ProxyPort: 8080}, false, 4, ModeOff, "signalling grub", false},
 		{"old ABI warns about signals too", ws, true, 2, ModeWorkspaceWrite, "; Landlock ABI 2 cannot stop sandboxed commands from signalling", false},
 		{"no network on ABI 4 warns about signals", noNet, false, 4, ModeOff, "signalling grub", false},
 		{"ABI 5 warns about signals", ws, false, 5, ModeWorkspaceWrite, "signalling grub", false},
@@ -152,8 +154,16 @@ func TestWrap(t *testing.T) {
 	if got := Wrap("/bin/grub", off, argv); !slices.Equal(got, argv) {
 		t.Errorf("Wrap with mode off = %q, want the command unchanged", got)
 	}
+	proxied := Policy{Mode: ModeOff, ProxyPort: 8080}
+	got := Wrap("/bin/grub", proxied, argv)
+	if want := []string{"/bin/grub", ExecCommand, "--mode=off", "--proxy-port=8080", "--"}; !slices.Equal(got[:len(want)], want) {
+		t.Errorf("Wrap with a proxy port = %q", got)
+	}
+	if back, _, err := parseArgs(got[2:]); err != nil || back.ProxyPort != 8080 {
+		t.Errorf("parseArgs(Wrap(proxy port)) = %+v, %v", back, err)
+	}
 	p := Policy{Mode: ModeWorkspaceWrite, Workspace: "/w s", Writable: []string{"/a", "/b=c"}, NoNetwork: true}
-	got := Wrap("/bin/grub", p, argv)
+	got = Wrap("/bin/grub", p, argv)
 	want := []string{"/bin/grub", ExecCommand, "--mode=workspace-write", "--workspace=/w s", "--allow=/a", "--allow=/b=c", "--no-network", "--", "sh", "-c", "echo --mode=off"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("Wrap =\n %q\nwant\n %q", got, want)

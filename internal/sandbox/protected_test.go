@@ -82,6 +82,16 @@ func TestWithoutNamespaces(t *testing.T) {
 	if got.ReadOnly != nil || w != "old ABI; no namespaces here" {
 		t.Errorf("without namespaces: %+v, %q; want no read-only paths and both warnings", got, w)
 	}
+	// Credentials to hide are dropped too, those that exist named.
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, ".netrc"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p = Policy{Mode: ModeReadOnly, Hide: CredentialPaths(home)}
+	got, w = withoutNamespaces(p, "", no)
+	if got.Hide != nil || w != "no namespaces here; sandboxed commands can read "+filepath.Join(home, ".netrc") {
+		t.Errorf("without namespaces: %+v, %q; want nothing hidden and .netrc named", got, w)
+	}
 }
 
 // TestWholeGitDirs: the git directories are listed absolute and clean;

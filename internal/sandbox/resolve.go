@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Landlock ABI versions the policies need.
@@ -32,38 +33,61 @@ var ErrUnavailable = errors.New("not available on this system")
 // Where Landlock is missing, a default mode degrades to off and warning
 // says so, once, for the caller to print; an explicit confining mode, or
 // NoNetwork without Landlock ABI 4, is an error wrapping ErrUnavailable.
-// warning also notes a known gap of an old ABI that is still enforced.
+// warning also notes a known gap of an old ABI that is still enforced,
+// and what cutting the network cannot do on this kernel (networkGaps).
 //
 // Where user and mount namespaces are not available (Namespaces), a
 // policy with ReadOnly paths loses them and warning says so: those paths
-// are then guarded by the referee's check only.
+// are then guarded by the referee's check only. So does one with paths to
+// Hide, and warning names those that exist: they stay readable.
 func Resolve(p Policy, explicitMode bool) (resolved Policy, warning string, err error) {
 	abi, _ := Supported()
-	resolved, warning, err = resolve(p, explicitMode, abi)
-	if err == nil && len(resolved.ReadOnly) > 0 && resolved.Confines() {
+	resolved, warning, err = ResolveABI(p, explicitMode, abi)
+	if err == nil && len(resolved.ReadOnly)+len(resolved.Hide) > 0 && resolved.Confines() {
 		resolved, warning = withoutNamespaces(resolved, warning, Namespaces)
 	}
 	return resolved, warning, err
 }
 
-// withoutNamespaces drops p.ReadOnly, adding why to warning, when probe
-// says namespaces are not available.
+// withoutNamespaces drops p.ReadOnly and p.Hide (and Show), adding why to
+// warning, and the credentials that stay readable, when probe says
+// namespaces are not available.
 func withoutNamespaces(p Policy, warning string, probe func() (bool, string)) (Policy, string) {
 	ok, why := probe()
 	if ok {
 		return p, warning
 	}
-	p.ReadOnly = nil
+	readable := Hidden(p)
+	p.ReadOnly, p.Hide, p.Show = nil, nil, nil
 	if warning != "" {
 		warning += "; "
 	}
-	return p, warning + why
+	warning += why
+	if len(readable) > 0 {
+		warning += "; sandboxed commands can read " + strings.Join(readable, " ")
+	}
+	return p, warning
 }
 
 // ResolveABI is Resolve for a kernel offering Landlock ABI abi (0: none),
 // for callers that probe the kernel themselves or simulate another one.
+// It probes the kernel's seccomp itself (FilterSupported): warning also
+// says what cutting the network cannot do here (networkGaps).
 func ResolveABI(p Policy, explicitMode bool, abi int) (resolved Policy, warning string, err error) {
-	return resolve(p, explicitMode, abi)
+	resolved, warning, err = resolve(p, explicitMode, abi)
+	if err != nil {
+		return resolved, warning, err
+	}
+	ok, why := FilterSupported()
+	return resolved, joinWarnings(warning, networkGaps(resolved, abi, ok, why)), nil
+}
+
+// joinWarnings joins the parts of a warning that are not empty.
+func joinWarnings(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	return a + "; " + b
 }
 
 func resolve(p Policy, explicitMode bool, abi int) (Policy, string, error) {
@@ -88,6 +112,9 @@ func resolve(p Policy, explicitMode bool, abi int) (Policy, string, error) {
 	}
 	if p.NoNetwork && abi < MinABINetwork {
 		return p, warning, fmt.Errorf("--no-network needs Landlock ABI %d (Linux 6.7 or later); this system has %s: %w", MinABINetwork, abiName(abi), ErrUnavailable)
+	}
+	if p.ProxyPort != 0 && abi < MinABINetwork {
+		return p, warning, fmt.Errorf("--allow-domain needs Landlock ABI %d (Linux 6.7 or later) to keep commands to grub's proxy; this system has %s: %w", MinABINetwork, abiName(abi), ErrUnavailable)
 	}
 	return p, warning, nil
 }
