@@ -148,5 +148,6 @@ Exit codes:
 		NewCmdSandboxExec(),
 		NewCmdVersion(f, nil),
 	)
+	registerFlagCompletions(f, root)
 	return root
 }
