@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/grub-dev/grub/internal/sandbox"
@@ -54,6 +55,14 @@ type sandboxFeatures struct {
 // the toolchain's record in the binary.
 func readBuildInfo() buildInfo {
 	b := buildInfo{Version: Version, Commit: Commit, Date: Date, Modified: Modified == "true", Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
+	// A release tool that could not read git stamps "none" and the zero
+	// time: that is no commit.
+	if b.Commit == "none" {
+		b.Commit = ""
+	}
+	if strings.HasPrefix(b.Date, "0001-") {
+		b.Date = ""
+	}
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		return b
@@ -61,7 +70,7 @@ func readBuildInfo() buildInfo {
 	if b.Version == "dev" && info.Main.Version != "" && info.Main.Version != "(devel)" {
 		b.Version = info.Main.Version
 	}
-	stamped := Commit != ""
+	stamped := b.Commit != ""
 	for _, s := range info.Settings {
 		switch {
 		case s.Key == "vcs.revision" && !stamped:

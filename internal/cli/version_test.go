@@ -71,3 +71,12 @@ func TestVersionWithoutStampHasNoCommit(t *testing.T) {
 		t.Errorf("grub version printed %q", out)
 	}
 }
+
+// A release built where git could not be read is stamped "none" and the
+// zero time: the line names no commit rather than those.
+func TestVersionStampedWithoutGit(t *testing.T) {
+	stamp(t, "v1.2.3", "none", "0001-01-01T00:00:00Z", "")
+	if out := versionOutput(t, false); strings.Contains(out, "none") || strings.Contains(out, "0001") {
+		t.Errorf("grub version printed %q", out)
+	}
+}
