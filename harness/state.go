@@ -133,13 +133,16 @@ type Limits struct {
 const DefaultRegressionChecks = 3
 
 // DefaultLimits are the limits a new task gets unless its flags change them.
+// The plan's size is the goal's: at least one feature (a small goal's
+// honest plan is a few), at most 40; the initializer prompt asks for a
+// plan sized to the goal.
 func DefaultLimits() Limits {
 	return Limits{
 		MaxIterations:          25,
 		MaxConsecutiveFailures: 3,
 		MaxInitializerFailures: 5,
 		MaxBlocked:             3,
-		MinFeatures:            15,
+		MinFeatures:            1,
 		MaxFeatures:            40,
 		TurnTimeoutSeconds:     30 * 60,
 		InitTimeoutSeconds:     5 * 60,
