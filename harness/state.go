@@ -82,6 +82,10 @@ type State struct {
 	// grub's last turn commit (history.go); nil before the task's first
 	// run with a repository, and in files written before it.
 	History *HistoryMark `json:"history,omitempty"`
+	// Base is where the task's work starts in git: the branch it commits
+	// to and HEAD's commit when it was created (history.go); nil without
+	// commits, and in files written before it.
+	Base *GitBase `json:"base,omitempty"`
 	// FeatureListBaseline is the last feature list the controller
 	// accepted. It is kept in files of its own, which AcceptedList names
 	// (see accepted.go); state files written before those held it here,

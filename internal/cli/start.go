@@ -37,6 +37,9 @@ type StartOptions struct {
 	// Worktree runs the task in a new git work tree on the branch
 	// grub/<id> (worktree.go).
 	Worktree bool
+	// Branch makes the branch grub/<id> at HEAD and switches to it before
+	// the first commit (base.go).
+	Branch bool
 }
 
 // startLong is the long help of grub start.
@@ -67,9 +70,15 @@ is never stored; a local server (Ollama, vLLM, LM Studio) needs none.
 In a git repository grub commits the work tree after every turn, with the
 message "grub(<id>) #<n> <feature>: <summary>" and Grub-Task,
 Grub-Iteration and Grub-Status trailers (grub history lists them). It
-refuses a work tree with uncommitted changes unless --allow-dirty, commits
-the existing tree first in a repository without commits, and never pushes,
-resets, rebases or amends. --no-commit turns commits off.
+commits to the branch you are on unless --branch, which first makes the
+branch grub/<id> at HEAD and switches to it; the start line names the
+branch and the commit the task starts from (its base, which grub status
+shows), and when the run stops grub prints the git commands to review the
+task's commits (git log, git diff <base>..) and to undo them. It refuses a
+work tree with uncommitted changes unless --allow-dirty (the first turn's
+commit then includes them), commits the existing tree first in a
+repository without commits, and never pushes, resets, rebases or amends.
+--no-commit turns commits off.
 
 Defaults for these flags can be kept in .grub/config.toml (the project's)
 and ~/.config/grub/config.toml (yours), keyed by the long flag names:
@@ -184,6 +193,7 @@ func NewCmdStart(f *Factory, runF func(*StartOptions) error) *cobra.Command {
 	fl.StringVar(&opts.Locale, "locale", "en", "language of the prompts: en or zh")
 	fl.BoolVar(&opts.NoCommit, "no-commit", false, "do not commit after every turn (in a git workspace grub commits each turn by default)")
 	fl.BoolVar(&opts.Worktree, "worktree", false, "run the task in a new git work tree beside the repository (<repo>.grub-<id>) on the new branch grub/<id> from HEAD; your checkout stays as it is (needs the git program)")
+	fl.BoolVar(&opts.Branch, "branch", false, "make the branch grub/<id> at HEAD and switch to it before the first commit, so that your branch does not move")
 	fl.BoolVar(&opts.AllowDirty, "allow-dirty", false, "start even though the work tree has uncommitted changes; the first turn's commit includes them")
 	af.register(cmd)
 	sf.register(cmd)
@@ -214,15 +224,22 @@ func startRun(opts *StartOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := checkBranchFlag(opts); err != nil {
+		return err
+	}
 	if opts.Worktree {
 		if store, err = startWorktree(ctxOr(opts.Ctx), opts.IO.ErrOut, store, id); err != nil {
 			return err
 		}
 	}
+	var base *harness.GitBase
 	if !opts.NoCommit {
 		repo, err := openRepo(store.Root)
 		if err != nil {
 			return err
+		}
+		if repo == nil && opts.Branch {
+			return usageErrorf("grub start --branch needs a git repository: %s is not in one", store.Root)
 		}
 		if repo != nil {
 			note, err := prepareRepo(ctxOr(opts.Ctx), repo, id, opts.AllowDirty)
@@ -232,13 +249,16 @@ func startRun(opts *StartOptions) error {
 			if note != "" {
 				fmt.Fprintln(opts.IO.ErrOut, "grub: "+note)
 			}
+			if base, err = startBase(repo, id, opts.Branch); err != nil {
+				return err
+			}
 		}
 	}
 	now := opts.Now().UTC()
 	st := &harness.State{
 		ID: id, Goal: opts.Goal, Locale: opts.Locale, Status: harness.StatusRunning, Phase: harness.PhaseInitializer,
 		CreatedAt: now, UpdatedAt: now, Limits: opts.Limits, Agent: opts.Agent, NoCommit: opts.NoCommit,
-		Sandbox: opts.Sandbox, Hooks: opts.Hooks,
+		Sandbox: opts.Sandbox, Hooks: opts.Hooks, Base: base,
 	}
 	if err := store.Create(st); err != nil {
 		return err
@@ -248,8 +268,25 @@ func startRun(opts *StartOptions) error {
 		return err
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "grub: task %s created in %s\n", st.ID, store.Rel(store.Dir(st.ID)))
+	if base != nil {
+		sayBase(opts.IO.ErrOut, base)
+	}
 	return runTask(ctxOr(opts.Ctx), runOptions{IO: opts.IO, Store: store, ID: st.ID, Now: opts.Now, Getenv: opts.Getenv, JSON: opts.JSON, Heartbeat: opts.Heartbeat, NoProgress: opts.NoProgress,
 		Landlock: opts.Landlock, Reap: opts.Reap, Slice: opts.Slice})
+}
+
+// checkBranchFlag refuses --branch where it has no meaning: --worktree
+// makes a branch of its own, --no-commit commits nothing.
+func checkBranchFlag(opts *StartOptions) error {
+	switch {
+	case !opts.Branch:
+		return nil
+	case opts.Worktree:
+		return usageErrorf("--branch and --worktree: --worktree already runs the task on the new branch grub/<id>; give one of them")
+	case opts.NoCommit:
+		return usageErrorf("--branch and --no-commit: with --no-commit grub commits nothing, so there is no branch to make; give one of them")
+	}
+	return nil
 }
 
 func ctxOr(ctx context.Context) context.Context {
