@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,6 +19,9 @@ type StartOptions struct {
 	Ctx    context.Context
 
 	Goal       string
+	// GoalFile is --goal-file: the goal is read from this file ("-":
+	// stdin) instead of the argument (goal.go).
+	GoalFile   string
 	Locale     string
 	NoCommit   bool
 	AllowDirty bool
@@ -43,7 +45,7 @@ type StartOptions struct {
 }
 
 // startLong is the long help of grub start.
-const startLong = `Create a task for a goal in .grub/<id>/ and run it in the foreground until it
+var startLong = `Create a task for a goal in .grub/<id>/ and run it in the foreground until it
 stops: complete, failed, blocked, out of budget, or paused or stopped by a
 request.
 
@@ -94,6 +96,8 @@ list, status and the other commands find it from any work tree. When it
 completes grub prints the commands to review and merge the branch; it never
 merges, pushes or deletes on its own.
 
+` + goalFileHelp + `
+
 Durations are Go durations: 90s, 45m, 2h. --turn-timeout bounds each agent
 turn; --init-timeout bounds each run of init.sh and of a verify command.
 --for runs for that long only, then leaves the task paused for grub resume
@@ -120,7 +124,7 @@ func NewCmdStart(f *Factory, runF func(*StartOptions) error) *cobra.Command {
 		limits = limitFlags{forNewTask: true}
 	)
 	cmd := &cobra.Command{
-		Use:   `start "<goal>" [flags]`,
+		Use:   `start ("<goal>" | --goal-file FILE) [flags]`,
 		Short: "Create a task for a goal and run it until it stops",
 		Long:  startLong,
 		Example: `  OPENAI_API_KEY=sk-… grub start "add OAuth login to the API" --model gpt-4.1
@@ -130,13 +134,21 @@ func NewCmdStart(f *Factory, runF func(*StartOptions) error) *cobra.Command {
   grub start "port the CLI to cobra" --max-iter 40 --token-budget 2000000 --time-budget 3h
   grub start "修复登录页面" --locale zh --agent command --agent-cmd ./agent.sh`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 || strings.TrimSpace(args[0]) == "" {
-				return &UsageError{Err: fmt.Errorf("grub start takes one goal, in quotes: grub start \"add OAuth login to the API\""), Command: cmd.CommandPath()}
+			switch {
+			case cmd.Flags().Changed("goal-file") && len(args) > 0:
+				return &UsageError{Err: fmt.Errorf("grub start takes the goal from --goal-file or from an argument, not both"), Command: cmd.CommandPath()}
+			case cmd.Flags().Changed("goal-file"):
+				return nil
+			case len(args) != 1:
+				return &UsageError{Err: fmt.Errorf("grub start takes one goal, in quotes: grub start \"add OAuth login to the API\" (or from a file: --goal-file PROMPT.md)"), Command: cmd.CommandPath()}
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Goal = strings.TrimSpace(args[0])
+			var err error
+			if opts.Goal, err = readGoal(opts.IO.In, opts.GoalFile, args); err != nil {
+				return err
+			}
 			opts.Ctx = cmd.Context()
 			root, err := f.Root()
 			if err != nil {
@@ -190,6 +202,7 @@ func NewCmdStart(f *Factory, runF func(*StartOptions) error) *cobra.Command {
 	}
 	limits.register(cmd)
 	fl := cmd.Flags()
+	fl.StringVar(&opts.GoalFile, "goal-file", "", "read the goal from this `file` (- for stdin) instead of the argument, such as a PROMPT.md")
 	fl.StringVar(&opts.Locale, "locale", "en", "language of the prompts: en or zh")
 	fl.BoolVar(&opts.NoCommit, "no-commit", false, "do not commit after every turn (in a git workspace grub commits each turn by default)")
 	fl.BoolVar(&opts.Worktree, "worktree", false, "run the task in a new git work tree beside the repository (<repo>.grub-<id>) on the new branch grub/<id> from HEAD; your checkout stays as it is (needs the git program)")
