@@ -104,7 +104,7 @@ func sayReview(w io.Writer, st *harness.State) {
 	default:
 		fmt.Fprintf(w, "undo them: git reset --keep %s, with %s checked out (the commits stay in git's reflog)\n", base, tip)
 	}
-	fmt.Fprintln(w, "grub never resets, merges, pushes or deletes a branch itself.")
+	fmt.Fprintf(w, "(after an undo, grub rm %s removes what is left of the task in .grub); grub never resets, merges, pushes or deletes a branch itself.\n", st.ID)
 }
 
 // gitLine is status's line of where the task commits: the branch and the

@@ -18,7 +18,7 @@ type StartOptions struct {
 	Getenv func(string) string
 	Ctx    context.Context
 
-	Goal       string
+	Goal string
 	// GoalFile is --goal-file: the goal is read from this file ("-":
 	// stdin) instead of the argument (goal.go).
 	GoalFile   string
@@ -201,19 +201,25 @@ func NewCmdStart(f *Factory, runF func(*StartOptions) error) *cobra.Command {
 		},
 	}
 	limits.register(cmd)
-	fl := cmd.Flags()
-	fl.StringVar(&opts.GoalFile, "goal-file", "", "read the goal from this `file` (- for stdin) instead of the argument, such as a PROMPT.md")
-	fl.StringVar(&opts.Locale, "locale", "en", "language of the prompts: en or zh")
-	fl.BoolVar(&opts.NoCommit, "no-commit", false, "do not commit after every turn (in a git workspace grub commits each turn by default)")
-	fl.BoolVar(&opts.Worktree, "worktree", false, "run the task in a new git work tree beside the repository (<repo>.grub-<id>) on the new branch grub/<id> from HEAD; your checkout stays as it is (needs the git program)")
-	fl.BoolVar(&opts.Branch, "branch", false, "make the branch grub/<id> at HEAD and switch to it before the first commit, so that your branch does not move")
-	fl.BoolVar(&opts.AllowDirty, "allow-dirty", false, "start even though the work tree has uncommitted changes; the first turn's commit includes them")
+	opts.register(cmd)
 	af.register(cmd)
 	sf.register(cmd)
 	rf.register(cmd)
 	hf.register(cmd)
 	sl.register(cmd)
 	return cmd
+}
+
+// register binds start's own flags to o (the shared ones register
+// themselves: limits, agent, sandbox, run, hooks, slice).
+func (o *StartOptions) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&o.GoalFile, "goal-file", "", "read the goal from this `file` (- for stdin) instead of the argument, such as a PROMPT.md")
+	fl.StringVar(&o.Locale, "locale", "en", "language of the prompts: en or zh")
+	fl.BoolVar(&o.NoCommit, "no-commit", false, "do not commit after every turn (in a git workspace grub commits each turn by default)")
+	fl.BoolVar(&o.Worktree, "worktree", false, "run the task in a new git work tree beside the repository (<repo>.grub-<id>) on the new branch grub/<id> from HEAD; your checkout stays as it is (needs the git program)")
+	fl.BoolVar(&o.Branch, "branch", false, "make the branch grub/<id> at HEAD and switch to it before the first commit, so that your branch does not move")
+	fl.BoolVar(&o.AllowDirty, "allow-dirty", false, "start even though the work tree has uncommitted changes; the first turn's commit includes them")
 }
 
 func startRun(opts *StartOptions) error {
