@@ -23,4 +23,8 @@ type GitBase struct {
 	// Made is set when grub made Branch for the task (--branch).
 	Made bool   `json:"made,omitempty"`
 	From string `json:"from,omitempty"`
+	// Carried is set when the work tree had uncommitted changes the
+	// first turn's commit took in (--allow-dirty): an undo back to Commit
+	// would take them away too.
+	Carried bool `json:"carried,omitempty"`
 }

@@ -80,11 +80,11 @@ func TestStateBase(t *testing.T) {
 	with := func(base string) []byte {
 		return bytes.Replace(good, []byte(`{"version":1,`), []byte(`{"version":1,"base":`+base+`,`), 1)
 	}
-	st, err := store.decodeState("0a1b2c3d", with(`{"branch":"refs/heads/grub/0a1b2c3d","commit":"`+hash+`","made":true,"from":"refs/heads/main"}`))
+	st, err := store.decodeState("0a1b2c3d", with(`{"branch":"refs/heads/grub/0a1b2c3d","commit":"`+hash+`","made":true,"from":"refs/heads/main","carried":true}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := GitBase{Branch: "refs/heads/grub/0a1b2c3d", Commit: hash, Made: true, From: "refs/heads/main"}
+	want := GitBase{Branch: "refs/heads/grub/0a1b2c3d", Commit: hash, Made: true, From: "refs/heads/main", Carried: true}
 	if st.Base == nil || *st.Base != want {
 		t.Fatalf("base = %+v, want %+v", st.Base, want)
 	}

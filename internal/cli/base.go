@@ -104,6 +104,13 @@ func sayReview(w io.Writer, st *harness.State) {
 	default:
 		fmt.Fprintf(w, "undo them: git reset --keep %s, with %s checked out (the commits stay in git's reflog)\n", base, tip)
 	}
+	if b.Carried {
+		keep := ""
+		if !b.Made {
+			keep = fmt.Sprintf("; git reset %s (without --keep) leaves every file as it is, uncommitted", base)
+		}
+		fmt.Fprintf(w, "note: the task's first commit holds the changes your work tree had when it started (--allow-dirty): an undo takes them away too (that commit keeps them)%s\n", keep)
+	}
 	fmt.Fprintf(w, "(after an undo, grub rm %s removes what is left of the task in .grub); grub never resets, merges, pushes or deletes a branch itself.\n", st.ID)
 }
 

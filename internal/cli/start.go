@@ -261,7 +261,7 @@ func startRun(opts *StartOptions) error {
 			return usageErrorf("grub start --branch needs a git repository: %s is not in one", store.Root)
 		}
 		if repo != nil {
-			note, err := prepareRepo(ctxOr(opts.Ctx), repo, id, opts.AllowDirty)
+			note, carried, err := prepareRepo(ctxOr(opts.Ctx), repo, id, opts.AllowDirty)
 			if err != nil {
 				return err
 			}
@@ -271,6 +271,7 @@ func startRun(opts *StartOptions) error {
 			if base, err = startBase(repo, id, opts.Branch); err != nil {
 				return err
 			}
+			base.Carried = carried
 		}
 	}
 	now := opts.Now().UTC()
