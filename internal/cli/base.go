@@ -67,7 +67,7 @@ func sayBase(w io.Writer, b *harness.GitBase) {
 	case b.Branch == "":
 		fmt.Fprintf(w, "grub: grub commits every turn on the detached HEAD, on top of %s\n", base)
 	default:
-		fmt.Fprintf(w, "grub: grub commits every turn to your branch %s, on top of %s (the task's base); when the run stops it prints how to review and undo that\n",
+		fmt.Fprintf(w, "grub: grub commits every turn to the branch %s, on top of %s (the task's base); when the run stops it prints how to review and undo that\n",
 			branch, base)
 	}
 }
@@ -111,7 +111,7 @@ func sayReview(w io.Writer, st *harness.State) {
 		}
 		fmt.Fprintf(w, "note: the task's first commit holds the changes your work tree had when it started (--allow-dirty): an undo takes them away too (that commit keeps them)%s\n", keep)
 	}
-	fmt.Fprintf(w, "(after an undo, grub rm %s removes what is left of the task in .grub); grub never resets, merges, pushes or deletes a branch itself.\n", st.ID)
+	fmt.Fprintf(w, "after an undo, grub rm %s removes what is left of the task in .grub. grub itself never resets, merges, pushes or deletes a branch.\n", st.ID)
 }
 
 // gitLine is status's line of where the task commits: the branch and the

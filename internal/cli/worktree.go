@@ -300,6 +300,7 @@ func sayWorktreeNext(w io.Writer, store *harness.Store, st *harness.State) bool 
 	fmt.Fprintf(w, "  git %sdiff HEAD...%s\n", c, q(here.Branch))
 	fmt.Fprintf(w, "  git %smerge %s    (or look around first: cd %s)\n", c, q(here.Branch), q(here.Root))
 	fmt.Fprintf(w, "  git %sworktree remove %s    (when you are done with it)\n", c, q(here.Root))
+	fmt.Fprintf(w, "  git %sbranch -D %s    (after that, to drop the task's work)\n", c, q(here.Branch))
 	fmt.Fprintln(w, "grub never merges, pushes or deletes the branch or the work tree.")
 	return true
 }
