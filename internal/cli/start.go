@@ -167,6 +167,9 @@ func NewCmdStart(f *Factory, runF func(*StartOptions) error) *cobra.Command {
 				if opts.Locale != "en" && opts.Locale != "zh" {
 					return usageErrorf("--locale %q: use en or zh", opts.Locale)
 				}
+				if err := checkBranchFlag(opts); err != nil {
+					return err
+				}
 				var err error
 				if opts.Limits, err = limits.limits(cmd); err != nil {
 					return err
@@ -241,9 +244,6 @@ func startRun(opts *StartOptions) error {
 	}
 	id, err := harness.NewID()
 	if err != nil {
-		return err
-	}
-	if err := checkBranchFlag(opts); err != nil {
 		return err
 	}
 	if opts.Worktree {
