@@ -82,6 +82,10 @@ type State struct {
 	// grub's last turn commit (history.go); nil before the task's first
 	// run with a repository, and in files written before it.
 	History *HistoryMark `json:"history,omitempty"`
+	// Base is where the task's work starts in git: the branch it commits
+	// to and HEAD's commit when it was created (history.go); nil without
+	// commits, and in files written before it.
+	Base *GitBase `json:"base,omitempty"`
 	// FeatureListBaseline is the last feature list the controller
 	// accepted. It is kept in files of its own, which AcceptedList names
 	// (see accepted.go); state files written before those held it here,
@@ -133,13 +137,16 @@ type Limits struct {
 const DefaultRegressionChecks = 3
 
 // DefaultLimits are the limits a new task gets unless its flags change them.
+// The plan's size is the goal's: at least one feature (a small goal's
+// honest plan is a few), at most 40; the initializer prompt asks for a
+// plan sized to the goal.
 func DefaultLimits() Limits {
 	return Limits{
 		MaxIterations:          25,
 		MaxConsecutiveFailures: 3,
 		MaxInitializerFailures: 5,
 		MaxBlocked:             3,
-		MinFeatures:            15,
+		MinFeatures:            1,
 		MaxFeatures:            40,
 		TurnTimeoutSeconds:     30 * 60,
 		InitTimeoutSeconds:     5 * 60,

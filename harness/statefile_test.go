@@ -63,3 +63,34 @@ func TestDecodeStateStrict(t *testing.T) {
 		})
 	}
 }
+
+// TestStateBase: the task's git base is read back as written, a state
+// without one (written before it) loads with none, and the base is read
+// as strictly as the rest (an unknown key, a short hash).
+func TestStateBase(t *testing.T) {
+	store, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := strictStateSeed(t)
+	if st, err := store.decodeState("0a1b2c3d", good); err != nil || st.Base != nil {
+		t.Fatalf("a state without a base = %+v, %v; want no base", st, err)
+	}
+	hash := strings.Repeat("ab", 20)
+	with := func(base string) []byte {
+		return bytes.Replace(good, []byte(`{"version":1,`), []byte(`{"version":1,"base":`+base+`,`), 1)
+	}
+	st, err := store.decodeState("0a1b2c3d", with(`{"branch":"refs/heads/grub/0a1b2c3d","commit":"`+hash+`","made":true,"from":"refs/heads/main","carried":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := GitBase{Branch: "refs/heads/grub/0a1b2c3d", Commit: hash, Made: true, From: "refs/heads/main", Carried: true}
+	if st.Base == nil || *st.Base != want {
+		t.Fatalf("base = %+v, want %+v", st.Base, want)
+	}
+	for _, bad := range []string{`{"commit":"` + hash + `","bogus":1}`, `{"commit":"abc"}`, `{"branch":"main","commit":"` + hash + `"}`} {
+		if _, err := store.decodeState("0a1b2c3d", with(bad)); err == nil {
+			t.Errorf("base %s was read", bad)
+		}
+	}
+}

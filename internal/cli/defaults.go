@@ -25,8 +25,9 @@ import (
 // edit do not read the files: a task keeps the settings it was started
 // with.
 
-// notSettings are flags of grub start that a file cannot set.
-var notSettings = map[string]bool{"help": true, "json": true}
+// notSettings are flags of grub start that a file cannot set: the goal
+// (--goal-file) is the task's own, never a default.
+var notSettings = map[string]bool{"help": true, "json": true, "goal-file": true}
 
 // flagKinds maps a pflag value type to the kind of TOML value a file
 // writes it in.

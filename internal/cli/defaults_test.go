@@ -241,14 +241,14 @@ func TestSettingKeysFollowStartFlags(t *testing.T) {
 			t.Errorf("no key %s", name)
 		}
 	}
-	for _, name := range []string{"json", "help", "workdir"} {
+	for _, name := range []string{"json", "help", "workdir", "goal-file"} {
 		if _, ok := keys[name]; ok {
 			t.Errorf("%s is a key", name)
 		}
 	}
 	n := 0
 	cmd.LocalNonPersistentFlags().VisitAll(func(*pflag.Flag) { n++ })
-	if n != len(keys)+1 { // --json
+	if n != len(keys)+2 { // --json, --goal-file
 		t.Errorf("%d flags, %d keys", n, len(keys))
 	}
 }

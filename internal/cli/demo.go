@@ -106,7 +106,7 @@ func demoRun(opts *DemoOptions) error {
 	if err != nil {
 		return err
 	}
-	if _, err := prepareRepo(ctx, repo, id, true); err != nil {
+	if _, _, err := prepareRepo(ctx, repo, id, true); err != nil {
 		return err
 	}
 	model := &demoModel{dir: harness.GrubDirName + "/" + id}

@@ -166,7 +166,7 @@ func TestRunVersionAndHelp(t *testing.T) {
 	if code := Run([]string{"--help"}, ios); code != 0 {
 		t.Fatalf("--help exit %d", code)
 	}
-	for _, cmd := range []string{"start", "resume", "status", "list", "pause", "stop", "edit", "log", "history", "config", "demo", "steer", "answer", "version", "completion"} {
+	for _, cmd := range []string{"start", "resume", "status", "list", "pause", "stop", "rm", "edit", "log", "history", "config", "demo", "steer", "answer", "version", "completion"} {
 		if !strings.Contains(out.String(), "\n  "+cmd+" ") {
 			t.Errorf("--help does not list %s:\n%s", cmd, out)
 		}

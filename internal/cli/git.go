@@ -102,32 +102,30 @@ func checkFilters(repo *gitx.Repo) error {
 
 // prepareRepo readies a repository for a new task: a repository without
 // commits gets grub's first commit of the existing tree; a work tree with
-// uncommitted changes is refused unless allowDirty.
-func prepareRepo(ctx context.Context, repo *gitx.Repo, id string, allowDirty bool) (note string, err error) {
+// uncommitted changes is refused unless allowDirty, and then the note says
+// that the first turn's commit takes them (carried).
+func prepareRepo(ctx context.Context, repo *gitx.Repo, id string, allowDirty bool) (note string, carried bool, err error) {
 	if err := checkFilters(repo); err != nil {
-		return "", err
+		return "", false, err
 	}
 	has, err := repo.HasCommits()
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	if !has {
 		done, err := repo.InitialCommit(ctx, fmt.Sprintf("grub: the project before task %s", id))
 		if err != nil {
-			return "", fmt.Errorf("make the first commit of this repository: %w", err)
+			return "", false, fmt.Errorf("make the first commit of this repository: %w", err)
 		}
 		note = fmt.Sprintf("the repository had no commits: committed the existing tree as %s", short(done.Hash))
 		for _, f := range done.LeftOut {
 			note += fmt.Sprintf("\nwarning: %s (%d bytes) is larger than %d MiB and was left out of that commit; it stays in the work tree", termsafe.Line(f.Path), f.Size, gitx.MaxFileSize>>20)
 		}
-		return note, nil
-	}
-	if allowDirty {
-		return "", nil
+		return note, false, nil
 	}
 	all, err := repo.Dirty()
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	// grub's own files change between turns (an idle pause, stop or
 	// edit writes state.json); they are not the user's uncommitted work.
@@ -137,15 +135,18 @@ func prepareRepo(ctx context.Context, repo *gitx.Repo, id string, allowDirty boo
 			dirty = append(dirty, p)
 		}
 	}
-	if len(dirty) > 0 {
-		shown := dirty
-		if len(shown) > 5 {
-			shown = append(shown[:5:5], fmt.Sprintf("and %d more", len(dirty)-5))
-		}
-		return "", usageErrorf("the work tree has uncommitted changes (%s): grub commits every turn, so commit or stash them first, or pass --allow-dirty to let the first turn's commit include them",
-			strings.Join(shown, ", "))
+	if len(dirty) == 0 {
+		return "", false, nil
 	}
-	return "", nil
+	shown := dirty
+	if len(shown) > 5 {
+		shown = append(shown[:5:5], fmt.Sprintf("and %d more", len(dirty)-5))
+	}
+	if allowDirty {
+		return fmt.Sprintf("--allow-dirty: the uncommitted changes in the work tree (%s) go into the first turn's commit", termsafe.Line(strings.Join(shown, ", "))), true, nil
+	}
+	return "", false, usageErrorf("the work tree has uncommitted changes (%s): grub commits every turn, so commit or stash them first, or pass --allow-dirty to let the first turn's commit include them",
+		strings.Join(shown, ", "))
 }
 
 func short(hash string) string {

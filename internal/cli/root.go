@@ -135,6 +135,7 @@ Exit codes:
 		NewCmdList(f, nil),
 		NewCmdPause(f, nil),
 		NewCmdStop(f, nil),
+		NewCmdRm(f, nil),
 		NewCmdEdit(f, nil),
 		NewCmdSteer(f, nil),
 		NewCmdAnswer(f, nil),

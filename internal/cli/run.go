@@ -391,7 +391,9 @@ func runTask(ctx context.Context, o runOptions) error {
 	if err := printFinal(o, final); err != nil {
 		return err
 	}
-	sayWorktreeNext(o.IO.ErrOut, o.Store, final)
+	if !sayWorktreeNext(o.IO.ErrOut, o.Store, final) {
+		sayReview(o.IO.ErrOut, final)
+	}
 	switch {
 	case errors.Is(runErr, controller.ErrInterrupted):
 		return &ExitError{Code: ExitInterrupted} // the controller has said so

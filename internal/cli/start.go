@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,7 +18,10 @@ type StartOptions struct {
 	Getenv func(string) string
 	Ctx    context.Context
 
-	Goal       string
+	Goal string
+	// GoalFile is --goal-file: the goal is read from this file ("-":
+	// stdin) instead of the argument (goal.go).
+	GoalFile   string
 	Locale     string
 	NoCommit   bool
 	AllowDirty bool
@@ -37,10 +39,13 @@ type StartOptions struct {
 	// Worktree runs the task in a new git work tree on the branch
 	// grub/<id> (worktree.go).
 	Worktree bool
+	// Branch makes the branch grub/<id> at HEAD and switches to it before
+	// the first commit (base.go).
+	Branch bool
 }
 
 // startLong is the long help of grub start.
-const startLong = `Create a task for a goal in .grub/<id>/ and run it in the foreground until it
+var startLong = `Create a task for a goal in .grub/<id>/ and run it in the foreground until it
 stops: complete, failed, blocked, out of budget, or paused or stopped by a
 request.
 
@@ -67,9 +72,15 @@ is never stored; a local server (Ollama, vLLM, LM Studio) needs none.
 In a git repository grub commits the work tree after every turn, with the
 message "grub(<id>) #<n> <feature>: <summary>" and Grub-Task,
 Grub-Iteration and Grub-Status trailers (grub history lists them). It
-refuses a work tree with uncommitted changes unless --allow-dirty, commits
-the existing tree first in a repository without commits, and never pushes,
-resets, rebases or amends. --no-commit turns commits off.
+commits to the branch you are on unless --branch, which first makes the
+branch grub/<id> at HEAD and switches to it; the start line names the
+branch and the commit the task starts from (its base, which grub status
+shows), and when the run stops grub prints the git commands to review the
+task's commits (git log, git diff <base>..) and to undo them. It refuses a
+work tree with uncommitted changes unless --allow-dirty (the first turn's
+commit then includes them), commits the existing tree first in a
+repository without commits, and never pushes, resets, rebases or amends.
+--no-commit turns commits off.
 
 Defaults for these flags can be kept in .grub/config.toml (the project's)
 and ~/.config/grub/config.toml (yours), keyed by the long flag names:
@@ -84,6 +95,8 @@ so your checkout stays untouched and several tasks run side by side. grub
 list, status and the other commands find it from any work tree. When it
 completes grub prints the commands to review and merge the branch; it never
 merges, pushes or deletes on its own.
+
+` + goalFileHelp + `
 
 Durations are Go durations: 90s, 45m, 2h. --turn-timeout bounds each agent
 turn; --init-timeout bounds each run of init.sh and of a verify command.
@@ -111,7 +124,7 @@ func NewCmdStart(f *Factory, runF func(*StartOptions) error) *cobra.Command {
 		limits = limitFlags{forNewTask: true}
 	)
 	cmd := &cobra.Command{
-		Use:   `start "<goal>" [flags]`,
+		Use:   `start ("<goal>" | --goal-file FILE) [flags]`,
 		Short: "Create a task for a goal and run it until it stops",
 		Long:  startLong,
 		Example: `  OPENAI_API_KEY=sk-… grub start "add OAuth login to the API" --model gpt-4.1
@@ -121,13 +134,21 @@ func NewCmdStart(f *Factory, runF func(*StartOptions) error) *cobra.Command {
   grub start "port the CLI to cobra" --max-iter 40 --token-budget 2000000 --time-budget 3h
   grub start "修复登录页面" --locale zh --agent command --agent-cmd ./agent.sh`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 || strings.TrimSpace(args[0]) == "" {
-				return &UsageError{Err: fmt.Errorf("grub start takes one goal, in quotes: grub start \"add OAuth login to the API\""), Command: cmd.CommandPath()}
+			switch {
+			case cmd.Flags().Changed("goal-file") && len(args) > 0:
+				return &UsageError{Err: fmt.Errorf("grub start takes the goal from --goal-file or from an argument, not both"), Command: cmd.CommandPath()}
+			case cmd.Flags().Changed("goal-file"):
+				return nil
+			case len(args) != 1:
+				return &UsageError{Err: fmt.Errorf("grub start takes one goal, in quotes: grub start \"add OAuth login to the API\" (or from a file: --goal-file PROMPT.md)"), Command: cmd.CommandPath()}
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Goal = strings.TrimSpace(args[0])
+			var err error
+			if opts.Goal, err = readGoal(opts.IO.In, opts.GoalFile, args); err != nil {
+				return err
+			}
 			opts.Ctx = cmd.Context()
 			root, err := f.Root()
 			if err != nil {
@@ -145,6 +166,9 @@ func NewCmdStart(f *Factory, runF func(*StartOptions) error) *cobra.Command {
 				opts.JSON, opts.Heartbeat, opts.NoProgress = rf.JSON, rf.Heartbeat, rf.NoProgress
 				if opts.Locale != "en" && opts.Locale != "zh" {
 					return usageErrorf("--locale %q: use en or zh", opts.Locale)
+				}
+				if err := checkBranchFlag(opts); err != nil {
+					return err
 				}
 				var err error
 				if opts.Limits, err = limits.limits(cmd); err != nil {
@@ -180,17 +204,25 @@ func NewCmdStart(f *Factory, runF func(*StartOptions) error) *cobra.Command {
 		},
 	}
 	limits.register(cmd)
-	fl := cmd.Flags()
-	fl.StringVar(&opts.Locale, "locale", "en", "language of the prompts: en or zh")
-	fl.BoolVar(&opts.NoCommit, "no-commit", false, "do not commit after every turn (in a git workspace grub commits each turn by default)")
-	fl.BoolVar(&opts.Worktree, "worktree", false, "run the task in a new git work tree beside the repository (<repo>.grub-<id>) on the new branch grub/<id> from HEAD; your checkout stays as it is (needs the git program)")
-	fl.BoolVar(&opts.AllowDirty, "allow-dirty", false, "start even though the work tree has uncommitted changes; the first turn's commit includes them")
+	opts.register(cmd)
 	af.register(cmd)
 	sf.register(cmd)
 	rf.register(cmd)
 	hf.register(cmd)
 	sl.register(cmd)
 	return cmd
+}
+
+// register binds start's own flags to o (the shared ones register
+// themselves: limits, agent, sandbox, run, hooks, slice).
+func (o *StartOptions) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&o.GoalFile, "goal-file", "", "read the goal from this `file` (- for stdin) instead of the argument, such as a PROMPT.md")
+	fl.StringVar(&o.Locale, "locale", "en", "language of the prompts: en or zh")
+	fl.BoolVar(&o.NoCommit, "no-commit", false, "do not commit after every turn (in a git workspace grub commits each turn by default)")
+	fl.BoolVar(&o.Worktree, "worktree", false, "run the task in a new git work tree beside the repository (<repo>.grub-<id>) on the new branch grub/<id> from HEAD; your checkout stays as it is (needs the git program)")
+	fl.BoolVar(&o.Branch, "branch", false, "make the branch grub/<id> at HEAD and switch to it before the first commit, so that your branch does not move")
+	fl.BoolVar(&o.AllowDirty, "allow-dirty", false, "start even though the work tree has uncommitted changes; the first turn's commit includes them")
 }
 
 func startRun(opts *StartOptions) error {
@@ -219,26 +251,34 @@ func startRun(opts *StartOptions) error {
 			return err
 		}
 	}
+	var base *harness.GitBase
 	if !opts.NoCommit {
 		repo, err := openRepo(store.Root)
 		if err != nil {
 			return err
 		}
+		if repo == nil && opts.Branch {
+			return usageErrorf("grub start --branch needs a git repository: %s is not in one", store.Root)
+		}
 		if repo != nil {
-			note, err := prepareRepo(ctxOr(opts.Ctx), repo, id, opts.AllowDirty)
+			note, carried, err := prepareRepo(ctxOr(opts.Ctx), repo, id, opts.AllowDirty)
 			if err != nil {
 				return err
 			}
 			if note != "" {
 				fmt.Fprintln(opts.IO.ErrOut, "grub: "+note)
 			}
+			if base, err = startBase(repo, id, opts.Branch); err != nil {
+				return err
+			}
+			base.Carried = carried
 		}
 	}
 	now := opts.Now().UTC()
 	st := &harness.State{
 		ID: id, Goal: opts.Goal, Locale: opts.Locale, Status: harness.StatusRunning, Phase: harness.PhaseInitializer,
 		CreatedAt: now, UpdatedAt: now, Limits: opts.Limits, Agent: opts.Agent, NoCommit: opts.NoCommit,
-		Sandbox: opts.Sandbox, Hooks: opts.Hooks,
+		Sandbox: opts.Sandbox, Hooks: opts.Hooks, Base: base,
 	}
 	if err := store.Create(st); err != nil {
 		return err
@@ -248,8 +288,25 @@ func startRun(opts *StartOptions) error {
 		return err
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "grub: task %s created in %s\n", st.ID, store.Rel(store.Dir(st.ID)))
+	if base != nil {
+		sayBase(opts.IO.ErrOut, base)
+	}
 	return runTask(ctxOr(opts.Ctx), runOptions{IO: opts.IO, Store: store, ID: st.ID, Now: opts.Now, Getenv: opts.Getenv, JSON: opts.JSON, Heartbeat: opts.Heartbeat, NoProgress: opts.NoProgress,
 		Landlock: opts.Landlock, Reap: opts.Reap, Slice: opts.Slice})
+}
+
+// checkBranchFlag refuses --branch where it has no meaning: --worktree
+// makes a branch of its own, --no-commit commits nothing.
+func checkBranchFlag(opts *StartOptions) error {
+	switch {
+	case !opts.Branch:
+		return nil
+	case opts.Worktree:
+		return usageErrorf("--branch and --worktree: --worktree already runs the task on the new branch grub/<id>; give one of them")
+	case opts.NoCommit:
+		return usageErrorf("--branch and --no-commit: with --no-commit grub commits nothing, so there is no branch to make; give one of them")
+	}
+	return nil
 }
 
 func ctxOr(ctx context.Context) context.Context {

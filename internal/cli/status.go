@@ -198,6 +198,7 @@ type statusOutput struct {
 	Harness             string              `json:"harness"`
 	Worktree            string              `json:"worktree,omitempty"`
 	Branch              string              `json:"branch,omitempty"`
+	Base                *harness.GitBase    `json:"base,omitempty"`
 	OtherHost           string              `json:"otherHost,omitempty"`
 	CreatedAt           time.Time           `json:"createdAt"`
 	UpdatedAt           time.Time           `json:"updatedAt"`
@@ -229,6 +230,7 @@ func newStatusOutput(v *taskView) *statusOutput {
 		Harness:             v.Dir,
 		Worktree:            v.Worktree,
 		Branch:              v.Branch,
+		Base:                st.Base,
 		OtherHost:           v.OtherHost,
 		CreatedAt:           st.CreatedAt,
 		UpdatedAt:           st.UpdatedAt,
@@ -299,6 +301,9 @@ func printStatus(w io.Writer, v *taskView, now time.Time) error {
 	}
 	fw.field("updated", fmt.Sprintf("%s (%s)", clockTime(now, st.UpdatedAt), ago(now, st.UpdatedAt)))
 	fw.field("harness", v.Dir)
+	if line := gitLine(st); line != "" {
+		fw.field("git", line)
+	}
 	if v.Worktree != "" {
 		fw.field("worktree", worktreeLine(v))
 	}

@@ -263,14 +263,15 @@ func worktreeBranch(repo *gitx.Repo) string {
 // sayWorktreeNext tells, when a run stops, where the work of a task run in
 // a linked work tree is, and when it completed how to review and merge it
 // from the main checkout. grub itself never merges, pushes or deletes.
-func sayWorktreeNext(w io.Writer, store *harness.Store, st *harness.State) {
+// It reports whether it said how to review the work (on completion).
+func sayWorktreeNext(w io.Writer, store *harness.Store, st *harness.State) bool {
 	repo, err := openRepo(store.Root)
 	if err != nil || repo == nil {
-		return
+		return false
 	}
 	trees, err := repo.Worktrees()
 	if err != nil {
-		return
+		return false
 	}
 	self := realPath(repo.Root())
 	var here, main *gitx.Worktree
@@ -283,11 +284,11 @@ func sayWorktreeNext(w io.Writer, store *harness.Store, st *harness.State) {
 		}
 	}
 	if here == nil || here.Main || here.Branch == "" {
-		return
+		return false
 	}
 	if st.Status != harness.StatusComplete {
 		fmt.Fprintf(w, "grub: the work of task %s is on branch %s in %s\n", st.ID, termsafe.Line(here.Branch), termsafe.Line(here.Root))
-		return
+		return false // sayReview says how to review and undo it
 	}
 	fmt.Fprintf(w, "grub: task %s is complete on branch %s (work tree %s). Review and merge it yourself:\n", st.ID, termsafe.Line(here.Branch), termsafe.Line(here.Root))
 	q := func(s string) string { return termsafe.Line(shellQuote([]string{s})) }
@@ -299,7 +300,9 @@ func sayWorktreeNext(w io.Writer, store *harness.Store, st *harness.State) {
 	fmt.Fprintf(w, "  git %sdiff HEAD...%s\n", c, q(here.Branch))
 	fmt.Fprintf(w, "  git %smerge %s    (or look around first: cd %s)\n", c, q(here.Branch), q(here.Root))
 	fmt.Fprintf(w, "  git %sworktree remove %s    (when you are done with it)\n", c, q(here.Root))
+	fmt.Fprintf(w, "  git %sbranch -D %s    (after that, to drop the task's work)\n", c, q(here.Branch))
 	fmt.Fprintln(w, "grub never merges, pushes or deletes the branch or the work tree.")
+	return true
 }
 
 // sayOtherHost says, before a run takes over a task whose status is
