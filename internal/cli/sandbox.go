@@ -214,6 +214,10 @@ type sandboxSetup struct {
 	// Allow is the network allowlist (--allow-domain), nil without one;
 	// the run starts the proxy and sets Policy.ProxyPort (withProxy).
 	Allow *netproxy.Allowlist
+	// Proxy is the run's proxy (withProxy), which also serves the
+	// listener each launcher makes in its network namespace
+	// (relayedLaunch); nil without an allowlist.
+	Proxy *netproxy.Proxy
 	// AllowDomains are the patterns Allow was parsed from.
 	AllowDomains []string
 }
@@ -310,12 +314,12 @@ func abiText(abi int) string {
 	return fmt.Sprintf("ABI %d", abi)
 }
 
-// withProxy is the setup for a run whose network proxy listens on port:
-// the policy lets commands connect there only. Without an allowlist it
-// is s unchanged.
-func (s sandboxSetup) withProxy(port int) sandboxSetup {
+// withProxy is the setup for a run whose network proxy is px: the
+// policy lets commands connect to its port only, and the launchers'
+// listeners are served by it. Without an allowlist it is s unchanged.
+func (s sandboxSetup) withProxy(px *netproxy.Proxy) sandboxSetup {
 	if s.Allow != nil {
-		s.Policy.ProxyPort = port
+		s.Policy.ProxyPort, s.Proxy = px.Port(), px
 	}
 	return s
 }
@@ -414,7 +418,7 @@ func (s sandboxSetup) wrapper(self string) proc.Wrapper {
 		return nil
 	}
 	p := s.Policy
-	return func(argv []string) proc.Launch { return launch(self, p, argv) }
+	return func(argv []string) proc.Launch { return s.launch(self, p, argv) }
 }
 
 // launch is the launcher's command line for argv under p, and, where it
@@ -461,7 +465,7 @@ func (s sandboxSetup) protectingWrapper(self string, store *harness.Store, id st
 				p.ReadOnly = append(p.ReadOnly, sandbox.WholeGitDirs(root, dirs)...)
 			}
 		}
-		return launch(self, p, argv)
+		return s.launch(self, p, argv)
 	}
 }
 
