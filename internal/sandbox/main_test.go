@@ -21,6 +21,8 @@ func TestMain(m *testing.M) {
 			os.Exit(report(dialTCP(os.Args[2])))
 		case "__listen":
 			os.Exit(report(listenTCP()))
+		case "__net":
+			os.Exit(report(netAttempt(os.Args[2:])))
 		case "__ptyioctl":
 			os.Exit(report(ptyIoctl()))
 		case "__setattr_rw":

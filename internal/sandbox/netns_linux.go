@@ -195,7 +195,7 @@ func NewRelay() (ours, theirs *os.File, err error) {
 // net.Listener). It fails with io.EOF when the launcher ended, or
 // execed the command, without sending one (it could not make the
 // namespace: the command then uses the proxy on the host's loopback),
-// and with an error wrapping os.ErrClosed once ours is closed. Anything
+// and with another error once ours is closed. Anything
 // but one listening Internet socket is refused, and closed.
 func ReceiveListener(ours *os.File) (*os.File, error) {
 	rc, err := ours.SyscallConn()
