@@ -25,11 +25,11 @@ func TestWithNetNamespace(t *testing.T) {
 	yes := func() (bool, string) { return true, "" }
 	no := func() (bool, string) { return false, "network namespaces are not available (EPERM)" }
 	for _, tt := range []struct {
-		name   string
-		p      sandbox.Policy
-		probe  func() (bool, string)
-		netns  bool
-		warns  string
+		name  string
+		p     sandbox.Policy
+		probe func() (bool, string)
+		netns bool
+		warns string
 	}{
 		{"no rules", sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite}, nil, false, ""},
 		{"no network", sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite, NoNetwork: true}, yes, true, ""},
@@ -169,4 +169,3 @@ func TestRelayEndsWithTheLaunch(t *testing.T) {
 		t.Fatalf("the daemon's request after the launch ended: %q, want connection refused", out)
 	}
 }
-
