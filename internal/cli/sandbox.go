@@ -45,8 +45,10 @@ warning, and an explicit mode is an error (exit 2). For --agent claude and
 --agent codex the sandbox is opt-in (they have their own permission
 systems); when asked for, their folders (~/.claude and ~/.claude.json, or
 $CLAUDE_CONFIG_DIR; ~/.codex or $CODEX_HOME) are writable too. --no-network
-also refuses TCP connect and bind (Landlock ABI 4). grub config shows the
-paths and the kernel's Landlock ABI.
+runs each command in a network namespace of its own, which reaches nothing
+but its own loopback over any protocol (where namespaces are not available:
+Landlock ABI 4 refuses TCP connect and bind, and start says what is left
+open). grub config shows the paths and the kernel's Landlock ABI.
 
 In both confining modes, where namespaces are available, the credentials
 under your home folder are hidden from these commands (an empty folder or
@@ -59,8 +61,10 @@ one through (both repeatable); grub config lists what is hidden here.
 --allow-domain NAME (repeatable; *.example.com, an IP address, NAME:PORT,
 presets @go @npm @pypi @crates) lets sandboxed commands reach those hosts
 and nothing else: grub runs an HTTP proxy on 127.0.0.1 for the run, points
-HTTP_PROXY, HTTPS_PROXY and ALL_PROXY at it (NO_PROXY cleared), and
-Landlock (ABI 4) lets commands connect to its port only. Ports 80 and 443
+HTTP_PROXY, HTTPS_PROXY and ALL_PROXY at it (NO_PROXY cleared), and each
+command runs in a network namespace of its own whose only way out is the
+proxy (Landlock, ABI 4, also lets commands connect to its port only; where
+namespaces are not available that rule is all, and start says so). Ports 80 and 443
 unless a pattern names one; private, loopback and link-local addresses
 only for a name or address listed exactly. Refused hosts are in each
 turn's ledger line, the progress log and the report. It works with every
@@ -90,7 +94,7 @@ func (s *sandboxFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&s.Mode, "sandbox", "", "confine the commands run for the agent: workspace-write, read-only or off; default: workspace-write for --agent openai and command where Landlock is available, off for claude and codex (\"default\" goes back to it)")
 	fl.StringArrayVar(&s.Allow, "sandbox-allow", nil, "with --sandbox workspace-write: also let commands write under `path` (repeatable; '' clears the list)")
-	fl.BoolVar(&s.NoNetwork, "no-network", false, "refuse TCP connect and bind from sandboxed commands (Landlock ABI 4 or later; UDP and MPTCP are not covered)")
+	fl.BoolVar(&s.NoNetwork, "no-network", false, "cut sandboxed commands off the network: a network namespace of their own that reaches only its own loopback (without namespaces, Landlock ABI 4 refuses TCP connect and bind only)")
 	fl.StringArrayVar(&s.AllowDomains, "allow-domain", nil, "let sandboxed commands reach `host` through grub's proxy, and no other (repeatable; *.example.com, an IP address, host:port, presets "+strings.Join(netproxy.PresetNames(), " ")+"; '' clears the list; Landlock ABI 4)")
 	fl.BoolVar(&s.AllowGit, "sandbox-allow-git", false, "let sandboxed commands write the git directory, so that the agent can commit (its hooks and config stay read-only); by default .git is read-only for them")
 	fl.StringArrayVar(&s.Hide, "sandbox-hide", nil, "also hide `path` from sandboxed commands, as ~/.ssh, ~/.aws and the other credential locations are by default: an empty folder or /dev/null in its place (the last element may be a pattern; repeatable; '' clears the list)")
