@@ -17,8 +17,9 @@
 #      (BenchmarkCompletionAudit: init.sh, then the checks several at
 #      once, without the sandbox launcher), against a shell loop running the same init.sh and checks one
 #      after another
-#   6. one sandboxed launch against sh -c true, and 40 turns with the
-#      default sandbox against --sandbox off and a shell loop
+#   6. one sandboxed launch against sh -c true (with and without a
+#      network namespace), and 40 turns with the default sandbox against
+#      --sandbox off and a shell loop
 #   7. 100 requests to a loopback server through the network allowlist's
 #      proxy (BenchmarkRatio in internal/netproxy): HTTPS over a CONNECT
 #      tunnel and plain HTTP forwarded, each against the same requests
@@ -189,6 +190,7 @@ field() { printf '%s\n' "$lo" | awk -v n="$1" -v f="$2" '$1 == n { for (i = 2; i
 sh_ms=$(field sh median-ms) one_ms=$(field one-stage median-ms) one_ratio=$(field one-stage ratio)
 two_ms=$(field two-stage median-ms) two_ratio=$(field two-stage ratio)
 ll_ms=$(field landlock median-ms) ll_ratio=$(field landlock ratio)
+net_ms=$(field netns median-ms) net_ratio=$(field netns ratio)
 # run40 SANDBOX K: ms for 40 turns of grub resume on a fresh fixture.
 run40() {
 	d=$tmp/run40-$1-$2
@@ -245,6 +247,7 @@ printf '| completion audit, 2,000 features checked by `true` (ms) | %s | shell l
 printf '| one sandboxed launch of true, as grub starts it (ms, median) | %s | sh -c true: %s | %s× | ≤ 5× |\n' "$one_ms" "$sh_ms" "$one_ratio"
 printf '| the same, the launcher making its namespace itself (ms, median) | %s | sh -c true: %s | %s× | |\n' "$two_ms" "$sh_ms" "$two_ratio"
 printf '| the same, Landlock alone, no namespace (ms, median) | %s | sh -c true: %s | %s× | |\n' "$ll_ms" "$sh_ms" "$ll_ratio"
+printf '| the same as grub starts it with --no-network, in a network namespace too (ms, median) | %s | sh -c true: %s | %s× | |\n' "$net_ms" "$sh_ms" "$net_ratio"
 printf '| 40 turns, default sandbox (ms) | %s | shell loop: %s | %s | ≤ 1.3× |\n' "$r40" "$l40" "$(ratio "$r40" "$l40")"
 printf '| 40 turns, --sandbox off (ms) | %s | shell loop: %s | %s | |\n' "$o40" "$l40" "$(ratio "$o40" "$l40")"
 printf '| 100 HTTPS requests through the proxy (CONNECT) against direct | | | %s | ≤ 1.3× |\n' "$px_connect"

@@ -15,6 +15,8 @@
 //	           new user and mount namespace (two Go starts)
 //	one-stage  as grub starts it (sandbox.InNamespace): directly in the
 //	           namespaces, one Go start that mounts, restricts and execs
+//	netns      one-stage with --no-network: a network namespace of its
+//	           own too (CLONE_NEWNET), its loopback brought up
 package main
 
 import (
@@ -73,11 +75,22 @@ func run(grub string, n int, dir string) error {
 		return fmt.Errorf("the launcher would not start in namespaces")
 	}
 	attr.Setpgid = true
+	offline := full
+	offline.NoNetwork, offline.NetNamespace = true, true
+	if ok, why := sandbox.NetNamespaces(); !ok {
+		return fmt.Errorf("no network namespaces here: %s", why)
+	}
+	netWrapped, netAttr, ok := sandbox.InNamespace(grub, offline, []string{"true"})
+	if !ok {
+		return fmt.Errorf("the launcher would not start in a network namespace")
+	}
+	netAttr.Setpgid = true
 	all := []*launch{
 		{name: "sh", argv: []string{"sh", "-c", "true"}},
 		{name: "landlock", argv: sandbox.Wrap(grub, plain, []string{"true"})},
 		{name: "two-stage", argv: sandbox.Wrap(grub, full, []string{"true"})},
 		{name: "one-stage", argv: wrapped, attr: attr},
+		{name: "netns", argv: netWrapped, attr: netAttr},
 	}
 	for i := -1; i < n; i++ { // a warm-up round first
 		for _, l := range all {

@@ -333,7 +333,7 @@ func runTask(ctx context.Context, o runOptions) error {
 	}
 	if px != nil {
 		defer px.Close()
-		sb = sb.withProxy(px.Port())
+		sb = sb.withProxy(px)
 	}
 	asb, err := runSandbox(o, sb, px)
 	if err != nil {
@@ -412,6 +412,7 @@ func runTask(ctx context.Context, o runOptions) error {
 // network proxy, its variables for agent programs too.
 func runSandbox(o runOptions, sb sandboxSetup, px *netproxy.Proxy) (agentSandbox, error) {
 	var wrap proc.Wrapper
+	sb = sb.withNetNamespace(o.IO.ErrOut, sandbox.NetNamespaces)
 	if sb.Policy.Confines() {
 		self, err := os.Executable()
 		if err != nil {

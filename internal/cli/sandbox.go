@@ -45,11 +45,13 @@ warning, and an explicit mode is an error (exit 2). For --agent claude and
 --agent codex the sandbox is opt-in (they have their own permission
 systems); when asked for, their folders (~/.claude and ~/.claude.json, or
 $CLAUDE_CONFIG_DIR; ~/.codex or $CODEX_HOME) are writable too. --no-network
-also cuts the network: TCP connect and bind are refused (Landlock ABI 4)
-and a seccomp filter refuses every other socket (UDP, Multipath TCP, raw,
+cuts the network: each command runs in a network namespace of its own,
+which reaches nothing but its own loopback over any protocol, and a
+seccomp filter refuses every socket but TCP (UDP, Multipath TCP, raw,
 packet) and io_uring; below Landlock ABI 9 it refuses Unix sockets too
-(socketpair still works). grub config shows the paths and the kernel's
-Landlock ABI; start says what the kernel cannot enforce.
+(socketpair still works). Where namespaces are not available, Landlock
+ABI 4 refuses TCP connect and bind and start says what is left open. grub
+config shows the paths and the kernel's Landlock ABI.
 
 In both confining modes, where namespaces are available, the credentials
 under your home folder are hidden from these commands (an empty folder or
@@ -62,8 +64,10 @@ one through (both repeatable); grub config lists what is hidden here.
 --allow-domain NAME (repeatable; *.example.com, an IP address, NAME:PORT,
 presets @go @npm @pypi @crates) lets sandboxed commands reach those hosts
 and nothing else: grub runs an HTTP proxy on 127.0.0.1 for the run, points
-HTTP_PROXY, HTTPS_PROXY and ALL_PROXY at it (NO_PROXY cleared), and
-Landlock (ABI 4) lets commands connect to its port only. Ports 80 and 443
+HTTP_PROXY, HTTPS_PROXY and ALL_PROXY at it (NO_PROXY cleared), and each
+command runs in a network namespace of its own whose only way out is the
+proxy (Landlock, ABI 4, also lets commands connect to its port only; where
+namespaces are not available that rule is all, and start says so). Ports 80 and 443
 unless a pattern names one; private, loopback and link-local addresses
 only for a name or address listed exactly. Refused hosts are in each
 turn's ledger line, the progress log and the report. It works with every
@@ -93,7 +97,7 @@ func (s *sandboxFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&s.Mode, "sandbox", "", "confine the commands run for the agent: workspace-write, read-only or off; default: workspace-write for --agent openai and command where Landlock is available, off for claude and codex (\"default\" goes back to it)")
 	fl.StringArrayVar(&s.Allow, "sandbox-allow", nil, "with --sandbox workspace-write: also let commands write under `path` (repeatable; '' clears the list)")
-	fl.BoolVar(&s.NoNetwork, "no-network", false, "cut sandboxed commands off the network: TCP through Landlock (ABI 4 or later), every other socket through seccomp")
+	fl.BoolVar(&s.NoNetwork, "no-network", false, "cut sandboxed commands off the network: a network namespace of their own that reaches only its own loopback, and a seccomp filter for every socket but TCP (without namespaces, Landlock ABI 4 refuses TCP connect and bind)")
 	fl.StringArrayVar(&s.AllowDomains, "allow-domain", nil, "let sandboxed commands reach `host` through grub's proxy, and no other (repeatable; *.example.com, an IP address, host:port, presets "+strings.Join(netproxy.PresetNames(), " ")+"; '' clears the list; Landlock ABI 4)")
 	fl.BoolVar(&s.AllowGit, "sandbox-allow-git", false, "let sandboxed commands write the git directory, so that the agent can commit (its hooks and config stay read-only); by default .git is read-only for them")
 	fl.StringArrayVar(&s.Hide, "sandbox-hide", nil, "also hide `path` from sandboxed commands, as ~/.ssh, ~/.aws and the other credential locations are by default: an empty folder or /dev/null in its place (the last element may be a pattern; repeatable; '' clears the list)")
@@ -217,6 +221,10 @@ type sandboxSetup struct {
 	// Allow is the network allowlist (--allow-domain), nil without one;
 	// the run starts the proxy and sets Policy.ProxyPort (withProxy).
 	Allow *netproxy.Allowlist
+	// Proxy is the run's proxy (withProxy), which also serves the
+	// listener each launcher makes in its network namespace
+	// (relayedLaunch); nil without an allowlist.
+	Proxy *netproxy.Proxy
 	// AllowDomains are the patterns Allow was parsed from.
 	AllowDomains []string
 }
@@ -313,12 +321,12 @@ func abiText(abi int) string {
 	return fmt.Sprintf("ABI %d", abi)
 }
 
-// withProxy is the setup for a run whose network proxy listens on port:
-// the policy lets commands connect there only. Without an allowlist it
-// is s unchanged.
-func (s sandboxSetup) withProxy(port int) sandboxSetup {
+// withProxy is the setup for a run whose network proxy is px: the
+// policy lets commands connect to its port only, and the launchers'
+// listeners are served by it. Without an allowlist it is s unchanged.
+func (s sandboxSetup) withProxy(px *netproxy.Proxy) sandboxSetup {
 	if s.Allow != nil {
-		s.Policy.ProxyPort = port
+		s.Policy.ProxyPort, s.Proxy = px.Port(), px
 	}
 	return s
 }
@@ -417,7 +425,7 @@ func (s sandboxSetup) wrapper(self string) proc.Wrapper {
 		return nil
 	}
 	p := s.Policy
-	return func(argv []string) proc.Launch { return launch(self, p, argv) }
+	return func(argv []string) proc.Launch { return s.launch(self, p, argv) }
 }
 
 // launch is the launcher's command line for argv under p, and, where it
@@ -464,7 +472,7 @@ func (s sandboxSetup) protectingWrapper(self string, store *harness.Store, id st
 				p.ReadOnly = append(p.ReadOnly, sandbox.WholeGitDirs(root, dirs)...)
 			}
 		}
-		return launch(self, p, argv)
+		return s.launch(self, p, argv)
 	}
 }
 

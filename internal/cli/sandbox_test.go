@@ -7,11 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/grub-dev/grub/harness"
+	"github.com/grub-dev/grub/internal/netproxy"
 	"github.com/grub-dev/grub/internal/sandbox"
 )
 
@@ -242,10 +244,16 @@ func TestResolveSandboxAllowlist(t *testing.T) {
 	if setup.Allow == nil || setup.Policy.Mode != sandbox.ModeOff || setup.wrapper("/grub") != nil {
 		t.Fatalf("before the proxy: %+v", setup)
 	}
-	if p := setup.withProxy(4321).Policy; p.ProxyPort != 4321 || !p.Confines() {
+	px, err := netproxy.Start(netproxy.Config{Allow: setup.Allow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer px.Close()
+	port := strconv.Itoa(px.Port())
+	if p := setup.withProxy(px).Policy; p.ProxyPort != px.Port() || !p.Confines() {
 		t.Fatalf("with the proxy: %+v", p)
 	}
-	if argv := setup.withProxy(4321).wrapper("/grub")([]string{"claude"}); !slices.Contains(argv.Argv, "--proxy-port=4321") {
+	if argv := setup.withProxy(px).wrapper("/grub")([]string{"claude"}); !slices.Contains(argv.Argv, "--proxy-port="+port) {
 		t.Fatalf("wrapped claude: %q", argv.Argv)
 	}
 }

@@ -19,9 +19,13 @@
 // connections are served at once (the others wait in the kernel's
 // backlog), so that a command cannot use up grub's file descriptors.
 //
-// The sandbox makes it the only way out: the launcher's Landlock rule
-// lets sandboxed commands connect over TCP to the proxy's port only, and
-// [Env] points them at it.
+// The sandbox makes it the only way out: each sandboxed command runs in
+// a network namespace of its own, whose launcher listens on 127.0.0.1 at
+// the proxy's port there and hands grub that socket, which
+// [Proxy.Serve] serves like the proxy's own listener, and the
+// launcher's Landlock rule lets sandboxed commands connect over TCP to
+// the proxy's port only (all there is where namespaces are not
+// available). [Env] points them at it.
 //
 // netproxy imports only the standard library.
 package netproxy

@@ -11,7 +11,9 @@ import (
 // connections wait in the kernel's backlog until one ends.
 const maxConns = 256
 
-// limitListener accepts at most cap(sem) connections at once.
+// limitListener accepts connections while it can take one of the slots
+// of sem, which listeners may share, and gives the slot back when the
+// connection closes.
 type limitListener struct {
 	net.Listener
 	sem    chan struct{}
@@ -19,8 +21,8 @@ type limitListener struct {
 	closed sync.Once
 }
 
-func newLimitListener(l net.Listener, n int) *limitListener {
-	return &limitListener{Listener: l, sem: make(chan struct{}, n), done: make(chan struct{})}
+func newLimitListener(l net.Listener, sem chan struct{}) *limitListener {
+	return &limitListener{Listener: l, sem: sem, done: make(chan struct{})}
 }
 
 // Accept waits for a free slot, then for a connection; once the

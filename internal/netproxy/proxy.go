@@ -69,7 +69,10 @@ type Proxy struct {
 	srv   *http.Server
 	fwd   *httputil.ReverseProxy
 	tr    *http.Transport
-	serve chan struct{} // closed when Serve returned
+	serve chan struct{} // closed when serving ln ended
+	// slots caps the client connections served at once, over ln and
+	// every listener Serve was given.
+	slots chan struct{}
 
 	mu      sync.Mutex
 	refused map[string]int
@@ -96,7 +99,8 @@ func Start(cfg Config) (*Proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("network proxy: %w", err)
 	}
-	p := &Proxy{cfg: cfg, ln: ln, serve: make(chan struct{}), refused: map[string]int{}, tunnels: map[net.Conn]struct{}{}}
+	p := &Proxy{cfg: cfg, ln: ln, serve: make(chan struct{}), slots: make(chan struct{}, cfg.maxConns()),
+		refused: map[string]int{}, tunnels: map[net.Conn]struct{}{}}
 	p.initForward()
 	p.srv = &http.Server{
 		Handler:           p,
@@ -107,9 +111,24 @@ func Start(cfg Config) (*Proxy, error) {
 	}
 	go func() {
 		defer close(p.serve)
-		_ = p.srv.Serve(newLimitListener(ln, cfg.maxConns())) // ends with ErrServerClosed at Close
+		_ = p.srv.Serve(newLimitListener(ln, p.slots)) // ends with ErrServerClosed at Close
 	}()
 	return p, nil
+}
+
+// Serve serves the proxy on l too, until l is closed or the proxy is
+// (Close closes l, as it does the proxy's own listener), and returns
+// nil then, or the error that stopped it; l is closed when it returns.
+// Requests on l get the same checks and counts as on the proxy's own
+// listener, and its connections share the proxy's cap. grub gives it
+// the listener a sandbox launcher made in its network namespace, for
+// the length of one command.
+func (p *Proxy) Serve(l net.Listener) error {
+	err := p.srv.Serve(newLimitListener(l, p.slots))
+	if errors.Is(err, http.ErrServerClosed) || errors.Is(err, net.ErrClosed) {
+		return nil
+	}
+	return err
 }
 
 // initForward makes the transport and the forwarder of plain HTTP
@@ -153,7 +172,8 @@ func (p *Proxy) Port() int {
 // URL is the proxy's address as the *_PROXY variables give it.
 func (p *Proxy) URL() string { return "http://" + p.ln.Addr().String() }
 
-// Close stops the proxy: the listener, every connection and tunnel.
+// Close stops the proxy: the listeners (its own and Serve's), every
+// connection and tunnel.
 func (p *Proxy) Close() error {
 	p.mu.Lock()
 	p.closed = true

@@ -508,7 +508,7 @@ func TestLimitListenerSlots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := newLimitListener(inner, 2)
+	l := newLimitListener(inner, make(chan struct{}, 2))
 	defer l.Close()
 	var conns []net.Conn
 	for range 2 {
@@ -544,7 +544,7 @@ func TestLimitListenerCloseEndsWait(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := newLimitListener(inner, 1)
+	l := newLimitListener(inner, make(chan struct{}, 1))
 	c, err := net.Dial("tcp4", inner.Addr().String())
 	if err != nil {
 		t.Fatal(err)

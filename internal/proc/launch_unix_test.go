@@ -4,6 +4,8 @@ package proc
 
 import (
 	"context"
+	"io"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -34,5 +36,46 @@ func TestRunLaunchFallsBack(t *testing.T) {
 		}})
 	if err != nil || strings.TrimSpace(string(res.Stdout)) != "attr" {
 		t.Errorf("a launch the system accepts: %q, %v; want it run with its attributes", res.Stdout, err)
+	}
+}
+
+// TestRunLaunchFilesAndDone: a launch's Files reach the process as
+// file descriptors 3 and on, on either start, and Run keeps no copy (the
+// pipe's reader sees the end once the process is gone); Done is called
+// once, after the process ended, and also when nothing could start.
+func TestRunLaunchFilesAndDone(t *testing.T) {
+	for _, fallback := range []bool{false, true} {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var attr *syscall.SysProcAttr
+		if fallback {
+			attr = &syscall.SysProcAttr{Chroot: "/nonexistent-grub-test-root"}
+		}
+		done := 0
+		res, err := Run(context.Background(), Spec{Command: "echo through-3 >&3; echo out",
+			Wrap: func(argv []string) Launch {
+				return Launch{Argv: argv, Attr: attr, Plain: argv, Files: []*os.File{w}, Done: func() { done++ }}
+			}})
+		if err != nil || strings.TrimSpace(string(res.Stdout)) != "out" {
+			t.Fatalf("fallback=%v: %q, %v", fallback, res.Stdout, err)
+		}
+		got, err := io.ReadAll(r) // ends only when no copy of w is left
+		r.Close()
+		if err != nil || string(got) != "through-3\n" {
+			t.Errorf("fallback=%v: read %q, %v from the process's fd 3", fallback, got, err)
+		}
+		if done != 1 {
+			t.Errorf("fallback=%v: Done called %d times, want 1", fallback, done)
+		}
+	}
+	done := 0
+	_, err := Run(context.Background(), Spec{Args: []string{"true"},
+		Wrap: func(argv []string) Launch {
+			return Launch{Argv: []string{"/nonexistent-grub-test-program"}, Done: func() { done++ }}
+		}})
+	if err == nil || done != 1 {
+		t.Errorf("a launch that cannot start: err %v, Done called %d times; want an error and 1", err, done)
 	}
 }

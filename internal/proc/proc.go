@@ -97,6 +97,17 @@ type Launch struct {
 	// without Attr, when the system refuses to start the process with
 	// them (the launcher then does without, or says why in one line).
 	Plain []string
+	// Files are passed to the process as file descriptors 3, 4, …
+	// (exec.Cmd.ExtraFiles), on either start. They are the process's:
+	// Run closes them once it has started, or could not start, so that
+	// the caller keeps no copy (a socket's other end then sees the
+	// process's end go when the process's last copy does).
+	Files []*os.File
+	// Done, when set, is called once Run is finished with the launch:
+	// after the process ended and Run waited for its output, or when it
+	// could not start. A launch closes what it opened for the process
+	// there (the network relay of a sandbox launcher).
+	Done func()
 }
 
 // Result is what Run observed.
@@ -174,7 +185,8 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		shared, outW, errW = p, p.w, p.w
 	}
 	start := time.Now()
-	cmd, err := startCommand(s, outW, errW)
+	cmd, done, err := startCommand(s, outW, errW)
+	defer done()
 	if shared != nil {
 		shared.started(err == nil)
 	}
@@ -259,8 +271,10 @@ func (s Spec) check() error {
 // startCommand starts s's command (Args, or sh -c Command, through Wrap
 // when set) in a process group of its own, its output to stdout and
 // stderr. When the launch's attributes are refused, it starts the
-// launch's plain command line instead.
-func startCommand(s Spec, stdout, stderr io.Writer) (*exec.Cmd, error) {
+// launch's plain command line instead. It closes the launch's Files and
+// returns its Done (a no-op without one) for Run to call when it is
+// finished.
+func startCommand(s Spec, stdout, stderr io.Writer) (*exec.Cmd, func(), error) {
 	argv := s.Args
 	if len(argv) == 0 {
 		argv = []string{"sh", "-c", s.Command}
@@ -269,13 +283,22 @@ func startCommand(s Spec, stdout, stderr io.Writer) (*exec.Cmd, error) {
 	if s.Wrap != nil {
 		l = s.Wrap(argv)
 	}
+	done := func() {}
+	if l.Done != nil {
+		done = l.Done
+	}
 	cmd := command(s, l.Argv, l.Attr, stdout, stderr)
+	cmd.ExtraFiles = l.Files
 	err := cmd.Start()
 	if err != nil && l.Attr != nil && len(l.Plain) > 0 {
 		cmd = command(s, l.Plain, nil, stdout, stderr)
+		cmd.ExtraFiles = l.Files
 		err = cmd.Start()
 	}
-	return cmd, err
+	for _, f := range l.Files {
+		_ = f.Close()
+	}
+	return cmd, done, err
 }
 
 // command builds the exec.Cmd that runs argv for s: its folder,

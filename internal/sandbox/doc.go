@@ -21,10 +21,36 @@
 // outside the sandbox, grub above all, and from connecting to abstract
 // Unix sockets outside it (Landlock's scopes, ABI 6).
 //
-// Policy.NoNetwork, in any mode, cuts the network. Landlock (ABI 4 and
-// later) refuses TCP connect and bind; a seccomp filter, which the
-// launcher installs after Landlock and right before exec (applySeccomp;
-// the filter is in seccomp_linux.go), refuses what Landlock does not see:
+// Policy.NoNetwork and Policy.ProxyPort are kept, where the kernel
+// allows it ([NetNamespaces]), by a network namespace of the command's
+// own (Policy.NetNamespace: CLONE_NEWNET with the user and mount
+// namespaces, in the one-stage start and in the second stage alike). A
+// new network namespace has one interface, its own loopback, and no
+// route out: neither the host's loopback listeners nor the outside are
+// reachable from it, over TCP, UDP, Multipath TCP, SCTP or any other
+// protocol, and the host's abstract Unix sockets are not there either.
+// The launcher brings that loopback up (CAP_NET_ADMIN in its user
+// namespace, dropped with CAP_SYS_ADMIN before Landlock), so that under
+// NoNetwork a command's own test servers on 127.0.0.1 work: Landlock
+// then leaves TCP alone. Under ProxyPort (--allow-domain) the launcher
+// also listens on 127.0.0.1:ProxyPort in the namespace (before the
+// command starts, without SO_REUSEPORT: nothing else can bind the port)
+// and hands that socket to grub over the Unix socket it inherits as
+// [RelayFD] ([NewRelay], [ReceiveListener]); grub's proxy accepts on it
+// in grub's process and dials out from the host's network, and closes it
+// when the launched process ends, so that a daemon the command leaves
+// behind finds nothing listening. The launcher closes its copies of both
+// before Landlock and exec: the command holds neither. Landlock's port
+// rule stays, as defence in depth. A launcher given a network namespace
+// and a proxy port but no relay refuses to run the command. Pathname
+// Unix sockets are files, not the network: Landlock refuses connecting
+// to them from ABI 9 under both rules. /proc/PID/net of a process
+// outside still shows the host's sockets: a list, not a way to them.
+//
+// Under Policy.NoNetwork and Policy.ProxyPort, in any mode and with or
+// without a network namespace, a seccomp filter, which the launcher
+// installs after Landlock and right before exec (applySeccomp; the
+// filter is in seccomp_linux.go), refuses what Landlock does not see:
 //
 //   - sockets other than plain TCP for AF_INET and AF_INET6 (UDP, ICMP,
 //     raw, Multipath TCP, SCTP);
@@ -34,9 +60,11 @@
 //     connecting to pathname Unix sockets (a Docker or SSH agent socket):
 //     tools that talk to a local daemon then fail, while socketpair(2)
 //     still works;
-//   - listen(2): a TCP socket that listens unbound gets an ephemeral port
-//     on every address, past Landlock's bind rule (so no server, TCP or
-//     Unix, runs under NoNetwork);
+//   - under NoNetwork without a network namespace, listen(2): a TCP
+//     socket that listens unbound gets an ephemeral port on every
+//     address, past Landlock's bind rule (so no server, TCP or Unix, runs
+//     there; in a namespace of its own a command's servers reach only its
+//     own loopback and may listen);
 //   - sends with MSG_FASTOPEN: a TCP Fast Open send connects without
 //     connect(2), and Landlock lets it through;
 //   - io_uring, whose operations make sockets seccomp does not see;
@@ -49,14 +77,22 @@
 // refused. [Resolve]'s warning says what the network mode cannot enforce
 // on this kernel, for the caller to print once.
 //
-// Policy.ProxyPort (--allow-domain), in any mode, refuses TCP connect
-// to every port but that of grub's network proxy on 127.0.0.1 (package
-// netproxy, run by grub outside the sandbox), and UDP connect and send
-// from ABI 10; bind is not refused, so commands may still listen.
-// Landlock's network rules name ports, not addresses: a listener on the
-// proxy's port number at another address is reachable too, and the gaps
-// of NoNetwork (UDP below ABI 10, MPTCP) are the same. Pathname Unix
-// sockets are refused from ABI 9, as under NoNetwork.
+// Where network namespaces are not available, the rules are Landlock's
+// and the filter's, and the caller says so once. Policy.NoNetwork then
+// refuses TCP connect and bind (Landlock ABI 4 and later); Landlock alone
+// would not be a complete network cut-off (UDP, DNS included, is only
+// refused from ABI 10, connecting to pathname Unix sockets only from ABI
+// 9, and Landlock does not see Multipath TCP or SCTP sockets at all),
+// which is what the filter is for; where the kernel has no seccomp
+// filters those gaps stay open.
+// Policy.ProxyPort then refuses TCP connect to every port but that of
+// grub's network proxy on 127.0.0.1 (package netproxy, run by grub
+// outside the sandbox), and UDP connect and send from ABI 10; bind is not
+// refused, so commands may still listen. Landlock's network rules name
+// ports, not addresses: a listener on the proxy's port number at another
+// address is reachable too, and the gaps of NoNetwork (UDP below ABI 10,
+// MPTCP, SCTP) are the same. Pathname Unix sockets are refused from ABI
+// 9, as under NoNetwork.
 //
 // Reading is not restricted, but for the credentials ([Policy.Hide]): in
 // the confining modes the launcher covers each location of

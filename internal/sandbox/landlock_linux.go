@@ -40,7 +40,10 @@ const abiRefer = 2
 // allowed everywhere.
 //
 // NoNetwork: TCP bind and connect (ABI 4, UDP too from ABI 10) are
-// handled with no port allowed.
+// handled with no port allowed, unless ownNet says the launcher is in a
+// network namespace of its own (Policy.NetNamespace): that namespace
+// reaches nothing but its own loopback, where a command's test servers
+// may listen and be reached.
 //
 // ProxyPort: TCP connect (ABI 4; UDP connect and send from ABI 10) is
 // handled, and allowed to that port only; bind is not handled, so
@@ -63,7 +66,7 @@ const abiRefer = 2
 //
 // It refuses, rather than running unconfined, when the kernel cannot do
 // what p asks.
-func enforce(p Policy) error {
+func enforce(p Policy, ownNet bool) error {
 	if !p.Confines() {
 		return nil
 	}
@@ -71,7 +74,8 @@ func enforce(p Policy) error {
 	if p.Mode != ModeOff && abi < MinABIFilesystem {
 		return fmt.Errorf("Landlock is not available (%s)", landlockMissing())
 	}
-	if (p.NoNetwork || p.ProxyPort != 0) && abi < MinABINetwork {
+	refuseAll := p.NoNetwork && !ownNet
+	if (refuseAll || p.ProxyPort != 0) && abi < MinABINetwork {
 		return fmt.Errorf("restricting the network needs Landlock ABI %d, the kernel has %s", MinABINetwork, abiName(abi))
 	}
 
@@ -96,7 +100,7 @@ func enforce(p Policy) error {
 		}
 	}
 	switch {
-	case p.NoNetwork:
+	case refuseAll:
 		cfg.HandledAccessNet = landlock.V11.HandledAccessNet
 	case p.ProxyPort != 0:
 		// Connect only: a rule that handled bind too would refuse every

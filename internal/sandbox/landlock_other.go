@@ -12,7 +12,7 @@ func landlockMissing() string { return "Landlock is a Linux feature" }
 
 // enforce refuses any confining policy: there is nothing to enforce it
 // with.
-func enforce(p Policy) error {
+func enforce(p Policy, ownNet bool) error {
 	if p.Confines() {
 		return errors.New("Landlock is a Linux feature")
 	}

@@ -53,6 +53,9 @@ func Wrap(self string, p Policy, argv []string) []string {
 	if p.ProxyPort != 0 {
 		out = append(out, "--proxy-port="+strconv.Itoa(p.ProxyPort))
 	}
+	if p.NetNamespace {
+		out = append(out, "--net-namespace")
+	}
 	for _, r := range p.ReadOnly {
 		out = append(out, "--ro="+r)
 	}
@@ -107,9 +110,15 @@ func launch(args []string, stderr io.Writer) int {
 		}
 		return ExitCannotRun
 	}
-	if !staged && needsNamespace(p) {
-		err := runStaged(args) // returns only when it could not start
-		fmt.Fprintf(stderr, "grub %s: warning: no user and mount namespace (%v); the read-only paths are guarded by the referee's check only, and the hidden paths stay readable\n", ExecCommand, err)
+	if !staged && (needsNamespace(p) || p.NetNamespace) {
+		err := runStaged(p, args) // returns only when it could not start
+		fmt.Fprintf(stderr, "grub %s: warning: no user and mount namespace (%v); the read-only paths are guarded by the referee's check only, and the hidden paths stay readable%s\n", ExecCommand, err, netnsMissing(p))
+	}
+	// Before protect, which drops the capability it needs.
+	ownNet, err := joinNetwork(p, staged, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "grub %s: cannot set up the network namespace (%s): %v\n", ExecCommand, describe(p), err)
+		return ExitCannotRun
 	}
 	if staged {
 		// Capabilities belong to a thread: the one that drops them
@@ -117,11 +126,11 @@ func launch(args []string, stderr io.Writer) int {
 		runtime.LockOSThread()
 		protect(p, stderr)
 	}
-	if err := enforce(p); err != nil {
+	if err := enforce(p, ownNet); err != nil {
 		fmt.Fprintf(stderr, "grub %s: cannot apply the sandbox (%s): %v\n", ExecCommand, describe(p), err)
 		return ExitCannotRun
 	}
-	if err := applySeccomp(p); err != nil {
+	if err := applySeccomp(p, ownNet); err != nil {
 		fmt.Fprintf(stderr, "grub %s: cannot apply the sandbox (%s): %v\n", ExecCommand, describe(p), err)
 		return ExitCannotRun
 	}
@@ -147,6 +156,7 @@ func parseArgs(args []string) (Policy, []string, error) {
 	})
 	fs.BoolVar(&p.NoNetwork, "no-network", false, "refuse TCP connect and bind")
 	fs.IntVar(&p.ProxyPort, "proxy-port", 0, "refuse TCP connect but to this port")
+	fs.BoolVar(&p.NetNamespace, "net-namespace", false, "run in a network namespace of its own")
 	fs.Func("ro", "read-only path", func(s string) error {
 		p.ReadOnly = append(p.ReadOnly, s)
 		return nil
@@ -183,6 +193,9 @@ func describe(p Policy) string {
 	}
 	if p.ProxyPort != 0 {
 		s += ", network through the proxy on port " + strconv.Itoa(p.ProxyPort)
+	}
+	if p.NetNamespace {
+		s += ", in a network namespace of its own"
 	}
 	return s
 }

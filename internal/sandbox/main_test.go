@@ -23,6 +23,8 @@ func TestMain(m *testing.M) {
 			os.Exit(report(tryNet(os.Args[2], os.Args[3])))
 		case "__listen":
 			os.Exit(report(listenTCP()))
+		case "__netns":
+			os.Exit(report(netAttempt(os.Args[2:])))
 		case "__ptyioctl":
 			os.Exit(report(ptyIoctl()))
 		case "__setattr_rw":

@@ -19,6 +19,7 @@ import (
 // Capabilities and prctl options the syscall package does not name.
 const (
 	capSysAdmin          = 21
+	capNetAdmin          = 12
 	prCapAmbient         = 47
 	prCapAmbientClearAll = 4
 	capabilityV3         = 0x20080522
@@ -58,23 +59,33 @@ func nsAttr() *syscall.SysProcAttr {
 // the attributes to start it with, when the caller is to start it
 // directly in its new user and mount namespace (nsAttr, without
 // Pdeathsig: the launcher execs the command, which is then the caller's
-// own child): when p has read-only paths or paths to hide that exist
-// and Namespaces says they are available. The launcher then runs in one
+// own child): when p has read-only paths or paths to hide that exist,
+// or asks for a network namespace (Policy.NetNamespace, which the
+// attributes then make too: see withNetwork), and Namespaces (and
+// NetNamespaces) say they are available. The launcher then runs in one
 // stage, one Go process fewer than the two runStaged makes. ok is false
 // otherwise: Wrap's command line is the one to run. A caller whose start
 // with attr fails falls back to Wrap's, which makes the namespace itself
-// or says in one line why it cannot.
+// or says in one line why it cannot. With NetNamespace and ProxyPort,
+// the caller passes the launcher its end of a relay (NewRelay) as file
+// descriptor RelayFD on either start.
 func InNamespace(self string, p Policy, argv []string) (wrapped []string, attr *syscall.SysProcAttr, ok bool) {
-	if !p.Confines() || !needsNamespace(p) {
+	if !p.Confines() || !(p.NetNamespace || needsNamespace(p)) {
 		return nil, nil, false
 	}
 	if ok, _ := Namespaces(); !ok {
+		return nil, nil, false
+	}
+	if ok, _ := NetNamespaces(); p.NetNamespace && !ok {
 		return nil, nil, false
 	}
 	plain := Wrap(self, p, argv)
 	wrapped = append([]string{plain[0], ExecCommand, nsStage}, plain[2:]...)
 	attr = nsAttr()
 	attr.Pdeathsig = 0
+	if p.NetNamespace {
+		withNetwork(attr)
+	}
 	return wrapped, attr, true
 }
 
@@ -86,28 +97,35 @@ func InNamespace(self string, p Policy, argv []string) (wrapped []string, attr *
 func Namespaces() (ok bool, why string) { return probeOnce() }
 
 var probeOnce = sync.OnceValues(func() (bool, string) {
-	truePath, err := exec.LookPath("true")
-	if err != nil {
-		truePath = "/bin/true"
-	}
-	cmd := exec.Command(truePath)
-	cmd.SysProcAttr = nsAttr()
-	// Pdeathsig is tied to the thread that starts the child.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := cmd.Run(); err != nil {
+	if err := tryStart(nsAttr()); err != nil {
 		return false, fmt.Sprintf("user and mount namespaces are not available (%v): git's hooks and config and grub's state files are guarded by the referee's check only", err)
 	}
 	return true, ""
 })
 
+// tryStart runs true with attr and reports why it could not.
+func tryStart(attr *syscall.SysProcAttr) error {
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		truePath = "/bin/true"
+	}
+	cmd := exec.Command(truePath)
+	cmd.SysProcAttr = attr
+	// Pdeathsig is tied to the thread that starts the child.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	return cmd.Run()
+}
+
 // runStaged is the launcher's first stage when p has read-only paths that
-// exist: it runs the launcher again, with args, in a new user and mount
-// namespace (see nsAttr), passes on SIGTERM, SIGINT, SIGHUP and SIGQUIT,
-// and ends as the second stage ended. Both stages are in the caller's
-// process group, so a kill of the group reaches them both. It returns
-// only when the second stage could not be started.
-func runStaged(args []string) error {
+// exist, or asks for a network namespace: it runs the launcher again,
+// with args, in a new user and mount namespace (see nsAttr; and network
+// namespace, see withNetwork, handing on the relay), passes on SIGTERM,
+// SIGINT, SIGHUP and SIGQUIT, and ends as the second stage ended. Both
+// stages are in the caller's process group, so a kill of the group
+// reaches them both. It returns only when the second stage could not be
+// started.
+func runStaged(p Policy, args []string) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -115,6 +133,7 @@ func runStaged(args []string) error {
 	cmd := exec.Command(self, append([]string{ExecCommand, nsStage}, args...)...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.SysProcAttr = nsAttr()
+	relay := stagedNetwork(p, cmd)
 	// The thread that starts the child must live as long as it, for
 	// Pdeathsig: this goroutine keeps it until the process exits.
 	runtime.LockOSThread()
@@ -123,7 +142,16 @@ func runStaged(args []string) error {
 	if err := cmd.Start(); err != nil {
 		signal.Stop(sigs)
 		runtime.UnlockOSThread()
+		if relay != nil {
+			_ = relay.Close() // joinNetwork closes RelayFD itself
+		}
 		return err
+	}
+	if relay != nil {
+		// The second stage has its own copy: grub sees the relay end
+		// when it does.
+		_ = relay.Close()
+		_ = syscall.Close(RelayFD)
 	}
 	go func() {
 		for s := range sigs {
@@ -149,14 +177,15 @@ func runStaged(args []string) error {
 	return nil
 }
 
-// protect is the second stage's work, before Landlock: it makes each
+// protect is the second stage's work, before Landlock (and after
+// joinNetwork): it makes each
 // existing read-only path a read-only bind mount of itself, after pinning
 // the folders between it and the workspace (each becomes a bind mount of
 // itself, which cannot be renamed or removed, so that the protected path
 // cannot be moved aside with its parent and replaced), and covers each
 // path to hide (masks, mask). A hidden path needs no pins: moving its
 // parent aside moves the mount with it, and reveals nothing. It then drops the
-// capabilities the mounts needed, so that the command gets none (the
+// capabilities the mounts and the network needed, so that the command gets none (the
 // caller has locked the goroutine to its thread, which must be the one
 // that execs: capabilities belong to a thread), and enters the workspace again so that relative paths see the new mounts.
 // A mount that fails is named in a warning and left to the referee's
@@ -223,23 +252,26 @@ func bindReadOnly(path string) error {
 	return syscall.Mount("", path, "", flags, "")
 }
 
-// dropCapabilities takes CAP_SYS_ADMIN, which the mounts needed, from the
-// thread that will exec the command, so that the command cannot change
-// the mounts: Landlock stops mount(2) and umount(2) but not
-// mount_setattr(2), which could make a mount writable again. The ambient
-// set that kept the capability across the launcher's own exec is
-// emptied, and the capability leaves the effective, permitted and
-// inheritable sets, and for root, who gets the bounding set back at exec,
-// the bounding set. A user other than root then runs the command with no
-// capability; root keeps the others (a read-only bind mount stops root
-// too).
+// dropCapabilities takes CAP_SYS_ADMIN, which the mounts needed, and
+// CAP_NET_ADMIN, which bringing the loopback up needed, from the thread
+// that will exec the command, so that the command cannot change the
+// mounts (Landlock stops mount(2) and umount(2) but not
+// mount_setattr(2), which could make a mount writable again) nor its
+// network namespace's interfaces. The ambient set that kept them across
+// the launcher's own exec is emptied, and they leave the effective,
+// permitted and inheritable sets, and for root, who gets the bounding set
+// back at exec, the bounding set. A user other than root then runs the
+// command with no capability; root keeps the others (a read-only bind
+// mount stops root too).
 func dropCapabilities() error {
 	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, prCapAmbient, prCapAmbientClearAll, 0, 0, 0, 0); e != 0 {
 		return fmt.Errorf("clear the ambient capabilities: %w", e)
 	}
 	if os.Geteuid() == 0 {
-		if _, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, syscall.PR_CAPBSET_DROP, capSysAdmin, 0, 0, 0, 0); e != 0 {
-			return fmt.Errorf("drop CAP_SYS_ADMIN from the bounding set: %w", e)
+		for _, c := range []uintptr{capSysAdmin, capNetAdmin} {
+			if _, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, syscall.PR_CAPBSET_DROP, c, 0, 0, 0, 0); e != 0 {
+				return fmt.Errorf("drop capability %d from the bounding set: %w", c, e)
+			}
 		}
 	}
 	hdr := struct {
@@ -250,12 +282,12 @@ func dropCapabilities() error {
 	if _, _, e := syscall.RawSyscall(syscall.SYS_CAPGET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
 		return fmt.Errorf("read the capabilities: %w", e)
 	}
-	const bit = 1 << capSysAdmin // in the first word
-	data[0].effective &^= bit
-	data[0].permitted &^= bit
-	data[0].inheritable &^= bit
+	const bits = 1<<capSysAdmin | 1<<capNetAdmin // in the first word
+	data[0].effective &^= bits
+	data[0].permitted &^= bits
+	data[0].inheritable &^= bits
 	if _, _, e := syscall.RawSyscall(syscall.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
-		return fmt.Errorf("drop CAP_SYS_ADMIN: %w", e)
+		return fmt.Errorf("drop CAP_SYS_ADMIN and CAP_NET_ADMIN: %w", e)
 	}
 	return nil
 }

@@ -22,7 +22,7 @@ func Namespaces() (ok bool, why string) {
 
 // runStaged is never reached: the launcher only makes paths read-only
 // where Namespaces reports it can.
-func runStaged(args []string) error { return errors.ErrUnsupported }
+func runStaged(p Policy, args []string) error { return errors.ErrUnsupported }
 
 func protect(p Policy, stderr io.Writer) {}
 

@@ -57,6 +57,20 @@ type Policy struct {
 	// port (Landlock ABI 4; UDP connect and send too from ABI 10), bind
 	// stays allowed, and so do connections to the proxy's port.
 	ProxyPort int
+	// NetNamespace, with NoNetwork or ProxyPort, runs the command in a
+	// network namespace of its own (CLONE_NEWNET, with the user and mount
+	// namespaces): its only interface is a loopback of its own, which the
+	// launcher brings up, and nothing else (the host's loopback
+	// listeners included) is reachable over any protocol. With
+	// NoNetwork, Landlock then leaves TCP alone, so that a command's own
+	// test servers on 127.0.0.1 work. With ProxyPort, the launcher
+	// listens on 127.0.0.1:ProxyPort in that namespace and hands the
+	// socket to grub over the Unix socket it inherits as file descriptor
+	// RelayFD (NewRelay; ReceiveListener), for grub's proxy to accept
+	// on; Landlock's port rule stays. Set it only where NetNamespaces
+	// says they are available: a launcher that cannot make the namespace
+	// says so and runs the command with Landlock alone.
+	NetNamespace bool
 	// ReadOnly lists absolute paths a command may not change even where
 	// the mode lets it write (git's hooks and config, grub's state.json,
 	// lock and private folder: see ProtectedPaths). The launcher makes each
@@ -103,6 +117,9 @@ func (p Policy) Validate() error {
 	}
 	if p.ProxyPort < 0 || p.ProxyPort > 65535 {
 		return fmt.Errorf("sandbox proxy port %d is out of range", p.ProxyPort)
+	}
+	if p.NetNamespace && !p.NoNetwork && p.ProxyPort == 0 {
+		return errors.New("a sandbox network namespace needs --no-network or a proxy port")
 	}
 	for _, r := range p.ReadOnly {
 		if !filepath.IsAbs(r) {

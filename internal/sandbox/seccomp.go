@@ -34,9 +34,11 @@ type filterOptions struct {
 }
 
 // filterFor is the filter's options for p on a kernel with Landlock ABI
-// abi.
-func filterFor(p Policy, abi int) filterOptions {
-	return filterOptions{unix: unixLeftToLandlock(p, abi), listen: !p.NoNetwork}
+// abi, for a launcher in a network namespace of its own (ownNet) or not.
+// In its own namespace a listening socket takes connections from that
+// namespace only, so listen is let through there.
+func filterFor(p Policy, abi int, ownNet bool) filterOptions {
+	return filterOptions{unix: unixLeftToLandlock(p, abi), listen: !p.NoNetwork || ownNet}
 }
 
 // networkGaps says what cutting the network under p cannot do on a

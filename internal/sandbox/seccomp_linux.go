@@ -247,7 +247,7 @@ var filterOnce = sync.OnceValues(func() (bool, string) {
 // none opened outside reaches the command. Where FilterSupported says
 // the kernel or the architecture cannot, it does nothing: Resolve warned
 // at start.
-func applySeccomp(p Policy) error {
+func applySeccomp(p Policy, ownNet bool) error {
 	if !networkFiltered(p) {
 		return nil
 	}
@@ -256,7 +256,7 @@ func applySeccomp(p Policy) error {
 	}
 	arch := filterArches[runtime.GOARCH]
 	abi, _ := Supported()
-	prog, err := networkFilter(arch, filterFor(p, abi))
+	prog, err := networkFilter(arch, filterFor(p, abi, ownNet))
 	if err != nil {
 		return err
 	}

@@ -64,13 +64,16 @@ func TestUnixLeftToLandlock(t *testing.T) {
 // pathname connects.
 func TestFilterFor(t *testing.T) {
 	ws := Policy{Mode: ModeWorkspaceWrite, Workspace: "/w", NoNetwork: true}
-	if got := filterFor(ws, 7); got.listen || got.unix {
+	if got := filterFor(ws, 7, true); !got.listen {
+		t.Errorf("filterFor(no network, own network namespace) = %+v: a command's own servers may listen there", got)
+	}
+	if got := filterFor(ws, 7, false); got.listen || got.unix {
 		t.Errorf("no network, ABI 7: %+v, want neither listen nor unix", got)
 	}
-	if got := filterFor(ws, 9); got.listen || !got.unix {
+	if got := filterFor(ws, 9, false); got.listen || !got.unix {
 		t.Errorf("no network, ABI 9: %+v, want unix without listen", got)
 	}
-	if got := filterFor(Policy{Mode: ModeWorkspaceWrite, Workspace: "/w"}, 9); !got.listen || got.unix {
+	if got := filterFor(Policy{Mode: ModeWorkspaceWrite, Workspace: "/w"}, 9, false); !got.listen || got.unix {
 		t.Errorf("network allowed: %+v, want listen without unix", got)
 	}
 }
