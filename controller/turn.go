@@ -22,13 +22,13 @@ type outcome struct {
 	flipped      string   // the feature whose flip was verified and accepted
 	changed      bool     // the workspace changed during the turn
 	cancelled    bool
-	quota        string        // the provider refused for quota: its error; the task ends usage_limited
+	quota        string // the provider refused for quota: its error; the task ends usage_limited
 	// setup is what the agent said no retry can change (a refused key, an
 	// unknown model, no server): the run stops, the task paused.
 	setup *agent.SetupError
 	// givenBack: the turn a setup error stopped changed nothing and is not
 	// counted: no entry, no ledger line, no commit (giveBack).
-	givenBack bool
+	givenBack    bool
 	complete     bool          // every feature passes, and init.sh and every verify passed on the final tree
 	phase        harness.Phase // the phase the turn ran in
 	feature      string        // the feature the turn was proposed

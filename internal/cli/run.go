@@ -292,6 +292,8 @@ var shellWords = map[string]bool{
 	"source": true, "if": true, "for": true, "while": true, "until": true, "case": true,
 	"time": true, "command": true, "test": true, "true": true, "false": true, "echo": true,
 	"printf": true, "read": true, "trap": true, "ulimit": true, "umask": true, "unset": true, "wait": true,
+	"exit": true, "return": true, "shift": true, "alias": true, "type": true, "hash": true, "getopts": true,
+	"let": true, "local": true, "readonly": true, "declare": true, "typeset": true, "kill": true, "times": true,
 }
 
 // checkCommandProgram looks up the program a --agent-cmd line starts, the
