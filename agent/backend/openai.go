@@ -86,6 +86,9 @@ type OpenAIConfig struct {
 //   - with an error wrapping ErrUsageLimited when the provider's quota is
 //     exhausted, ErrTimeout when Turn.Timeout expires, or the context's
 //     error when ctx is cancelled (running tools get the same context);
+//   - with an *agent.SetupError when no retry can help: the server refuses
+//     the key (401, 403), knows neither the model nor the URL (404), or
+//     still refuses connections after the retries (see llm.SetupError);
 //   - with an error when a tool fails as machinery (not a model mistake)
 //     or the transcript cannot be written.
 //
