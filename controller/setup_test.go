@@ -112,6 +112,16 @@ func TestSetupErrorInATurnGivesItBack(t *testing.T) {
 	if strings.Contains(r.stderr.String(), "turn 2/25 ended") || !strings.Contains(r.stderr.String(), "paused: "+want) {
 		t.Errorf("progress:\n%s", r.stderr.String())
 	}
+	// The key fixed, resume carries on with turn 2 and completes: one
+	// entry, ledger line and commit per turn.
+	st, err = r.run(context.Background(), "-features 2", harness.LimitChanges{})
+	if err != nil || st.Status != harness.StatusComplete || st.CurrentIteration != 3 {
+		t.Fatalf("resume: status %s, iteration %d, err %v\n%s", st.Status, st.CurrentIteration, err, r.stderr.String())
+	}
+	lines := r.ledger()
+	if len(lines) != 3 || lines[1].Iteration != 2 || len(r.commits.commits) != 3 || strings.Count(r.log(), "## Turn") != 3 {
+		t.Errorf("after resume: %d ledger lines, %d commits, log:\n%s", len(lines), len(r.commits.commits), r.log())
+	}
 }
 
 // A setup error in a turn that changed the workspace records the turn (its

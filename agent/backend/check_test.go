@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/grub-dev/grub/agent"
+	"github.com/grub-dev/grub/internal/proc"
 )
 
 // fakeProgram writes an executable shell script and returns its path.
@@ -54,5 +55,26 @@ func TestCheckVersion(t *testing.T) {
 				t.Errorf("Check = %v (%T), want a setup error saying %q", err, err, tt.cause)
 			}
 		})
+	}
+}
+
+// A Claude Code result refused by the API for the account (401, 403) or
+// the model (404) is a setup error; a 500 is an ordinary failure.
+func TestClaudeRefusalIsASetupError(t *testing.T) {
+	c := NewClaude(ClaudeConfig{})
+	for _, tt := range []struct {
+		status string
+		setup  bool
+	}{{"401", true}, {"403", true}, {"404", true}, {"500", false}, {"null", false}} {
+		r := claudeResult{Type: "result", Subtype: "success", IsError: true, Result: "API Error: " + tt.status + " refused",
+			APIErrorStatus: []byte(tt.status), TerminalReason: "api_error"}
+		_, err := c.outcome(context.Background(), context.Background(), time.Minute, claudeOutcome{Result: r}, proc.Result{}, newStallWatch(0, nil))
+		var se *agent.SetupError
+		if err == nil || errors.As(err, &se) != tt.setup {
+			t.Errorf("status %s: %v (%T), want a setup error: %v", tt.status, err, err, tt.setup)
+		}
+		if tt.setup && (!strings.Contains(se.Cause, "API error status "+tt.status) || se.Fix == "") {
+			t.Errorf("status %s: cause %q, fix %q", tt.status, se.Cause, se.Fix)
+		}
 	}
 }
