@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: build test test-browser lint bench fuzz chaos test-real-agents capture-real-agents
+.PHONY: build snapshot release-check test test-browser lint bench fuzz chaos test-real-agents capture-real-agents
 
 # make build stamps the version (the tag on HEAD, else dev), the commit,
 # its date and whether the work tree had changes, as release builds do
@@ -16,6 +16,17 @@ STAMP = -X github.com/grub-dev/grub/internal/cli.Version=$(VERSION) \
 
 build:
 	$(GO) build -ldflags "$(STAMP)" -o bin/grub ./cmd/grub
+
+# Release archives (.goreleaser.yaml): release-check checks the file,
+# snapshot builds linux and darwin, amd64 and arm64, into dist/ without
+# publishing anything. goreleaser runs through go run at a pinned version.
+GORELEASER ?= $(GO) run github.com/goreleaser/goreleaser/v2@v2.15.1
+
+release-check:
+	$(GORELEASER) check
+
+snapshot:
+	$(GORELEASER) release --snapshot --clean
 
 test: lint
 	$(GO) test -race -count=1 ./...

@@ -5,8 +5,9 @@
 #   1. grub status --json on 2,000 features and a 50 MB progress log,
 #      against jq counting the passing features of the same list
 #   2. grub's work per turn (BenchmarkTurn: referee, init.sh and verify,
-#      the regression sweep's three rechecks, record, commit; the
-#      in-process fake agent's time left out) at 10 and 2,000 features,
+#      the regression sweep's three rechecks, the record guard, the
+#      history and process checks, record, commit; the in-process fake
+#      agent's time left out) at 10 and 2,000 features,
 #      against a shell loop running the same init.sh, the same four checks
 #      and git add -A && git commit
 #   3. the execution prompt's size at 2,000 features against 10
@@ -14,7 +15,7 @@
 #      turn whose agent prints 80 MB
 #   5. the completion audit of 2,000 features whose checks are `true`
 #      (BenchmarkCompletionAudit: init.sh, then the checks several at
-#      once), against a shell loop running the same init.sh and checks one
+#      once, without the sandbox launcher), against a shell loop running the same init.sh and checks one
 #      after another
 #   6. one sandboxed launch against sh -c true, and 40 turns with the
 #      default sandbox against --sandbox off and a shell loop

@@ -85,6 +85,33 @@ func TestCompletionAuditCatchesASilentRegression(t *testing.T) {
 	if log := r.log(); !strings.Contains(log, "the completion audit: 1 of 2 passed") {
 		t.Errorf("the log does not show the audit:\n%s", log)
 	}
+	turns, err := r.store.LoadTurns(r.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every check the audit ran is in the ledger, passed or failed, with
+	// its feature and how long it ran; the command only of a failed one.
+	want := map[int][]harness.LedgerCheck{
+		4: {{Name: harness.CheckAudit, Feature: "feature-1", Command: "test -f feature-1.done", Result: harness.CheckFailed, ExitCode: 1},
+			{Name: harness.CheckAudit, Feature: "feature-2", Result: harness.CheckPassed}},
+		5: {{Name: harness.CheckAudit, Feature: "feature-2", Result: harness.CheckPassed},
+			{Name: harness.CheckAudit, Feature: "feature-3", Result: harness.CheckPassed}},
+	}
+	for n, checks := range want {
+		var audit []harness.LedgerCheck
+		for _, c := range turns[n-1].Checks {
+			if c.Name == harness.CheckAudit {
+				if c.DurationSeconds <= 0 {
+					t.Errorf("turn %d: audit check of %s has no duration", n, c.Feature)
+				}
+				c.DurationSeconds = 0
+				audit = append(audit, c)
+			}
+		}
+		if !slices.Equal(audit, checks) {
+			t.Errorf("turn %d's audit checks in the ledger:\n%+v\nwant\n%+v", n, audit, checks)
+		}
+	}
 }
 
 // With the default sweep, the regression is found in the turn that caused
@@ -156,4 +183,49 @@ func TestSweepPick(t *testing.T) {
 			t.Errorf("%s: picked %v, want %v", c.name, got, c.want)
 		}
 	}
+}
+
+// What counts toward --max-fail: a regression the sweep finds is the
+// failure of the turn that caused it (its work broke a feature that
+// passed), so with --max-fail 1 the task fails there; a regression the
+// completion audit finds is grub's check of the task, not of the turn:
+// it is recorded and sent to the next prompt, never counted, so the same
+// limit does not end the task and the next turn restores the feature.
+func TestRegressionFailureBudget(t *testing.T) {
+	t.Parallel()
+	t.Run("sweep: the turn's failure", func(t *testing.T) {
+		t.Parallel()
+		r := newTask(t, func(st *harness.State) { st.Limits.MaxConsecutiveFailures = 1 })
+		st, err := r.run(context.Background(), "-features 3 -plan 3:break-earlier", harness.LimitChanges{})
+		if err != nil {
+			t.Fatal(err, r.stderr.String())
+		}
+		if st.Status != harness.StatusFailed || st.CurrentIteration != 3 || st.ConsecutiveFailures != 1 {
+			t.Fatalf("status %s after %d turns, %d failures (%s); want failed after turn 3, whose sweep found the regression", st.Status, st.CurrentIteration, st.ConsecutiveFailures, st.StopReason)
+		}
+	})
+	t.Run("audit: not a failure", func(t *testing.T) {
+		t.Parallel()
+		r := newTask(t, func(st *harness.State) { st.Limits.RegressionChecks, st.Limits.MaxConsecutiveFailures = 0, 1 })
+		st, err := r.run(context.Background(), "-features 3 -plan 3:break-earlier", harness.LimitChanges{})
+		if err != nil {
+			t.Fatal(err, r.stderr.String())
+		}
+		if st.Status != harness.StatusComplete || st.CurrentIteration != 5 {
+			t.Fatalf("status %s after %d turns (%s); want complete after 5: the audit of turn 4 is not a failed turn\n%s", st.Status, st.CurrentIteration, st.StopReason, r.log())
+		}
+		if f := r.regressionFinding(4); !strings.Contains(f, "completion audit") {
+			t.Errorf("turn 4's ledger line lacks the audit's regression finding: %q", f)
+		}
+		if !strings.Contains(r.log(), "Completion audit: regression found in turn 4") {
+			t.Errorf("the log does not show the audit's regression:\n%s", r.log())
+		}
+		prompt, err := os.ReadFile(filepath.Join(r.store.Dir(r.id), "turns", "0005.prompt.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := string(prompt); !strings.Contains(p, "The completion audit set a feature back") || strings.Contains(p, "The previous turn failed") {
+			t.Errorf("turn 5's prompt does not give the audit's finding as a finding:\n%s", p)
+		}
+	})
 }

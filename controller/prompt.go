@@ -41,6 +41,7 @@ func (c *Controller) buildPrompt(p harness.Pending) (string, string, error) {
 		Failure:              p.Failure,
 		RecoveredUnknownTurn: p.RecoveredUnknownTurn,
 		CompletionRejected:   p.CompletionRejected,
+		AuditRegression:      p.AuditRegression,
 		BlockedReexamine:     p.BlockedReexamine,
 		ObjectiveUpdated:     goalChange,
 		Steer:                p.Steer,

@@ -48,6 +48,9 @@ func (c *Controller) record(ctx context.Context, out *outcome) error {
 		CostReported:      out.usage.CostReported,
 	}
 	entry.Note = out.note
+	for _, a := range out.audited {
+		entry.Note = strings.TrimSpace(entry.Note + "\nCompletion audit: " + a)
+	}
 	if out.decision.Blocker != "" {
 		entry.Note = strings.TrimSpace(entry.Note + "\nBlocker: " + out.decision.Blocker)
 	}

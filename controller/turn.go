@@ -37,6 +37,7 @@ type outcome struct {
 	usage        agent.Usage
 	elapsed      time.Duration
 	findings     []harness.Finding     // what the referee caught, for the ledger
+	audited      []string              // what the completion audit set back: findings, not failures of the turn
 	checks       []harness.LedgerCheck // what grub ran to verify the turn, for the ledger
 	sliceEnded   string                // the run's slice (--for) was over when the turn ended: the stop reason
 }
@@ -357,6 +358,9 @@ func (c *Controller) settle(out *outcome) {
 	st.LastDecision = &out.decision
 	if out.cutShort() {
 		return
+	}
+	if len(out.audited) > 0 {
+		st.Pending.AuditRegression = strings.Join(out.audited, "\n")
 	}
 	if len(out.failures) > 0 {
 		msg := strings.Join(out.failures, "\n")

@@ -26,6 +26,7 @@ func (c *Controller) runCheck(ctx context.Context, command string, timeout time.
 		Wrap:      c.opts.Wrap,
 		Timeout:   timeout,
 		TailBytes: checkTailBytes,
+		TailOnly:  true, // a check's output is its tail
 	})
 	if err != nil {
 		return harness.Check{}, fmt.Errorf("run %q: %w", command, err)
@@ -44,6 +45,7 @@ func (c *Controller) runCheck(ctx context.Context, command string, timeout time.
 		TimedOut:   res.TimedOut,
 		OutputTail: res.Tail,
 		Iteration:  c.st.CurrentIteration,
+		Duration:   res.Duration,
 	}, nil
 }
 

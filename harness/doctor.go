@@ -15,6 +15,7 @@ import (
 	"github.com/grub-dev/grub/featurelist"
 	"github.com/grub-dev/grub/internal/atomicfile"
 	"github.com/grub-dev/grub/loopstate"
+	"github.com/grub-dev/grub/schemas"
 	"github.com/grub-dev/grub/templates"
 )
 
@@ -104,6 +105,25 @@ func (s *Store) LogGoal(id string) string {
 // (from a commit, say), as LoadState does with the file.
 func (s *Store) DecodeState(id string, data []byte) (*State, error) {
 	return s.decodeState(id, data)
+}
+
+// CommittedRecord reads a state.json of task id that a turn commit holds
+// (data): the pending record of its own turn (nil when it holds none) and
+// its history mark, the commit before (nil when it has none). grub
+// commits a turn with the state that holds the turn's record, its ledger
+// line included, so the record names what grub verified in that turn,
+// whatever the commit's trailers say. The state is read strictly as
+// DecodeState reads it, but its accepted list is not loaded (a clone has
+// no accepted list's files).
+func (s *Store) CommittedRecord(id string, data []byte) (*PendingRecord, *HistoryMark) {
+	var st State
+	if schemas.DecodeInto(schemas.State, s.Rel(s.Path(id, FileState)), data, &st) != nil || st.ID != id {
+		return nil, nil
+	}
+	if p := st.RecordPending; p != nil && p.Iteration == st.CurrentIteration {
+		return p, st.History
+	}
+	return nil, st.History
 }
 
 // SetAside renames a damaged file of task id (whatever it is: a corrupt

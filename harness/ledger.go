@@ -49,17 +49,26 @@ const (
 )
 
 // CheckRecheck names, in the ledger, a passing feature's verify command
-// run again by the regression sweep or the completion audit.
-const CheckRecheck = "recheck"
+// run again by the regression sweep; CheckAudit one run by the completion
+// audit, which records every check it ran (the command only of one that
+// failed: the list holds the others'), so that the report and grub doctor
+// show that the audit ran and what it checked.
+const (
+	CheckRecheck = "recheck"
+	CheckAudit   = "audit"
+)
 
 // LedgerCheck is one check grub ran to verify a turn: init.sh or a
 // feature's verify command.
 type LedgerCheck struct {
-	Name     string `json:"name"`              // "init.sh", "verify" or CheckRecheck
+	Name     string `json:"name"`              // "init.sh", "verify", CheckRecheck or CheckAudit
 	Feature  string `json:"feature,omitempty"` // the feature a verify command or recheck is of
 	Command  string `json:"command,omitempty"`
 	Result   string `json:"result"` // CheckPassed, CheckFailed or CheckTimedOut
 	ExitCode int    `json:"exitCode"`
+	// DurationSeconds is how long the command ran (absent in lines
+	// written before grub kept it).
+	DurationSeconds float64 `json:"durationSeconds,omitempty"`
 }
 
 // NewLedgerCheck is chk as the ledger records it under name.
@@ -71,7 +80,7 @@ func NewLedgerCheck(name string, chk Check) LedgerCheck {
 	case chk.Passed:
 		res = CheckPassed
 	}
-	return LedgerCheck{Name: name, Command: chk.Command, Result: res, ExitCode: chk.ExitCode}
+	return LedgerCheck{Name: name, Command: chk.Command, Result: res, ExitCode: chk.ExitCode, DurationSeconds: chk.Duration.Seconds()}
 }
 
 // TurnUsage is what one turn used.

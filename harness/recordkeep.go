@@ -399,8 +399,9 @@ func stampNow(path string) fileStamp {
 // CheckRecord compares task st's record files with what grub kept of
 // them, and puts back each that a turn changed: a progress log whose
 // entries (the bytes up to the end of grub's last append) were rewritten
-// or truncated gets that prefix back (notes the agent appended since are
-// lost then, and only then); a ledger changed in any way gets grub's
+// or truncated gets that prefix back, followed by the notes the agent
+// appended after grub's last entry when that entry is still there
+// unchanged (laterNotes); a ledger changed in any way gets grub's
 // copy back; a checklist is rendered again from the accepted list. A
 // deleted file, or one replaced by a link or a folder, counts as changed.
 // An untouched file costs a stat. It returns what it put back.
@@ -517,9 +518,40 @@ func (s *Store) restoreRecord(st *State, dir, name string, kf *keptFile) error {
 	if sum := sha256.Sum256(data); !bytes.Equal([]byte(hex.EncodeToString(sum[:])), []byte(kf.SHA256)) {
 		return fmt.Errorf("restore %s: grub's copy does not hold what grub wrote", name)
 	}
+	if name == FileProgressLog {
+		data = append(data, s.laterNotes(s.Path(st.ID, name), data)...)
+	}
 	if err := s.writeOwnFile(st.ID, name, data, 0o644); err != nil {
 		return err
 	}
 	allStamps.set(s.Path(st.ID, name), stampNow(s.Path(st.ID, name)))
 	return nil
+}
+
+// laterNotes is what the progress log at path (a regular file) holds
+// after grub's last entry, the notes an agent may append there, when the
+// log's earlier bytes were rewritten: kept holds what grub wrote, and its
+// last entry (from its last "## " heading) is found in the log as it is
+// now, the last time it occurs; what follows it is the agent's. Nothing
+// when that entry is not there unchanged (the log was truncated, or its
+// last entry rewritten too: then nothing tells the notes apart).
+func (s *Store) laterNotes(path string, kept []byte) []byte {
+	last := kept
+	if i := bytes.LastIndex(kept, []byte("\n## ")); i >= 0 {
+		last = kept[i+1:]
+	}
+	f, _, err := s.openRecord(path)
+	if err != nil || f == nil || len(last) == 0 {
+		return nil
+	}
+	defer f.Close()
+	now, err := io.ReadAll(f)
+	if err != nil {
+		return nil
+	}
+	i := bytes.LastIndex(now, last)
+	if i < 0 {
+		return nil
+	}
+	return now[i+len(last):]
 }

@@ -50,6 +50,9 @@ func TestCheckRecordAttacks(t *testing.T) {
 		{"log entry rewritten", FileProgressLog, func(p string) error {
 			return os.WriteFile(p, []byte(strings.Replace(read(t, p), "Failure: caught", "Note: clean!!", 1)), 0o644)
 		}, "was rewritten"},
+		{"log entry rewritten, notes appended", FileProgressLog, func(p string) error {
+			return os.WriteFile(p, []byte(strings.Replace(read(t, p), "Failure: caught", "Note: clean!!", 1)+"my note\n"), 0o644)
+		}, "was rewritten"},
 		{"log truncated", FileProgressLog, func(p string) error { return os.Truncate(p, 5) }, "was truncated (5 of the"},
 		{"log deleted", FileProgressLog, os.Remove, "was deleted"},
 		{"log a folder", FileProgressLog, func(p string) error { os.Remove(p); return os.Mkdir(p, 0o755) }, "was replaced by a folder"},
@@ -103,6 +106,9 @@ func TestCheckRecordAttacks(t *testing.T) {
 			}
 			if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
 				t.Fatalf("%s not put back as a regular file: %v", c.file, err)
+			}
+			if strings.HasSuffix(c.name, "notes appended") {
+				before += "my note\n" // the agent's notes after grub's last entry stay
 			}
 			if got := read(t, path); got != before {
 				t.Errorf("%s put back as\n%q\nwant\n%q", c.file, got, before)

@@ -369,18 +369,24 @@ type Check struct {
 	TimedOut   bool   `json:"timedOut,omitempty"`
 	OutputTail string `json:"outputTail,omitempty"`
 	Iteration  int    `json:"iteration,omitempty"`
+	// Duration is how long the command ran, for the ledger; state.json
+	// does not keep it.
+	Duration time.Duration `json:"-"`
 }
 
 // Pending holds notes the next prompt carries exactly once.
 type Pending struct {
-	Failure              string      `json:"failure,omitempty"`
-	RecoveredUnknownTurn bool        `json:"recoveredUnknownTurn,omitempty"`
-	CompletionRejected   string      `json:"completionRejected,omitempty"`
-	BlockedReexamine     string      `json:"blockedReexamine,omitempty"`
-	ObjectiveUpdated     *GoalChange `json:"objectiveUpdated,omitempty"`
-	Steer                []string    `json:"steer,omitempty"`
-	Answer               string      `json:"answer,omitempty"`
-	AnswerTo             string      `json:"answerTo,omitempty"` // the question Answer answers
+	Failure              string `json:"failure,omitempty"`
+	RecoveredUnknownTurn bool   `json:"recoveredUnknownTurn,omitempty"`
+	CompletionRejected   string `json:"completionRejected,omitempty"`
+	// AuditRegression is what the completion audit set back: a finding of
+	// the task, not a failure of the turn that ran it.
+	AuditRegression  string      `json:"auditRegression,omitempty"`
+	BlockedReexamine string      `json:"blockedReexamine,omitempty"`
+	ObjectiveUpdated *GoalChange `json:"objectiveUpdated,omitempty"`
+	Steer            []string    `json:"steer,omitempty"`
+	Answer           string      `json:"answer,omitempty"`
+	AnswerTo         string      `json:"answerTo,omitempty"` // the question Answer answers
 	// AnswerOptions are the options the question offered; AnswerChoice is
 	// the one Answer picks (1-based), 0 when Answer is free text.
 	AnswerOptions []string `json:"answerOptions,omitempty"`

@@ -128,6 +128,10 @@ func goldenCases() []goldenCase {
 			p.CompletionRejected = "13 of 18 features are still pending; the first is oauth-callback-issues-session"
 			p.LastDecision = &Decision{Status: "complete", Summary: "Login works."}
 		})},
+		{"execution-audit-regression", exec(func(p *Execution) {
+			p.AuditRegression = "regression found in turn 17 by the completion audit: feature `oauth-login-redirects` passed (its check last passed in turn 9), but on the tree this turn left, its verify command `go test ./auth -run TestLoginRedirect` exited 1; grub set it back to passes: false."
+			p.LastDecision = &Decision{Status: "complete", Summary: "Every feature works."}
+		})},
 		{"execution-blocked-reexamine", exec(func(p *Execution) {
 			p.BlockedReexamine = "No GitHub OAuth client secret is available in the environment."
 			p.LastDecision = &Decision{Status: "blocked", Summary: "Cannot test against GitHub.", Blocker: "No GitHub OAuth client secret is available in the environment."}

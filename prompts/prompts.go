@@ -127,6 +127,10 @@ type Execution struct {
 	// CompletionRejected is set when the agent claimed complete while
 	// features are pending: the controller's message.
 	CompletionRejected string
+	// AuditRegression is set when the completion audit found a passing
+	// feature's check failing on the final tree and grub set it back:
+	// the controller's message.
+	AuditRegression string
 	// BlockedReexamine is the blocker the agent reported and grub has not
 	// accepted yet.
 	BlockedReexamine string
@@ -254,6 +258,7 @@ func RenderExecution(p Execution) (string, error) {
 		Failure:            l.note(p.Failure),
 		Recovered:          p.RecoveredUnknownTurn,
 		CompletionRejected: l.note(p.CompletionRejected),
+		AuditRegression:    l.note(p.AuditRegression),
 		BlockedReexamine:   l.note(p.BlockedReexamine),
 		ObjectiveUpdated:   goalChangeView(p.ObjectiveUpdated),
 		Steer:              fenceAll(p.Steer),
@@ -403,6 +408,7 @@ type execView struct {
 	Failure                  string
 	Recovered                bool
 	CompletionRejected       string
+	AuditRegression          string
 	BlockedReexamine         string
 	ObjectiveUpdated         *GoalChange
 	Steer                    []string

@@ -7,13 +7,13 @@ import (
 )
 
 func TestAllSchemasCompile(t *testing.T) {
-	for _, n := range []string{FeatureList, State, LoopState, Control, StatusOutput, ListOutput, HistoryOutput, ConfigOutput, ErrorOutput, DoctorOutput} {
+	for _, n := range []string{FeatureList, State, LoopState, Control, StatusOutput, ListOutput, HistoryOutput, ConfigOutput, ErrorOutput, DoctorOutput, VersionOutput} {
 		if _, err := schema(n); err != nil {
 			t.Fatalf("%s: %v", n, err)
 		}
 	}
-	if got := len(Names()); got != 12 {
-		t.Fatalf("Names() = %d schemas, want 12", got)
+	if got := len(Names()); got != 13 {
+		t.Fatalf("Names() = %d schemas, want 13", got)
 	}
 }
 

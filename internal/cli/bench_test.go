@@ -112,7 +112,11 @@ func benchTurns(b *testing.B, features int) {
 	turns := b.N
 	more := turns
 	opts := controller.Options{Store: store, TaskID: id, Agent: ag, Limits: harness.LimitChanges{MaxIterations: &more},
-		Committer: gitCommitter{repo: repo, store: store}, Changes: gitChanges{repo}, GitGuard: gitGuard{repo}}
+		Committer: gitCommitter{repo: repo, store: store}, Changes: gitChanges{repo}, GitGuard: gitGuard{repo},
+		// What a real run checks every turn too: the history only grows,
+		// and nothing the turn started is left (the scans of /proc; the
+		// benchmark is not a subreaper, so nothing is adopted).
+		History: gitHistory{repo, store, id}, Reaper: procReaper{}}
 	*opts.Limits.MaxIterations = st.CurrentIteration + turns
 	b.ResetTimer()
 	start := time.Now()

@@ -17,6 +17,7 @@ import (
 // are where the work tree's begin (grub only appends to them).
 func checkRecord(store *harness.Store, repo *gitx.Repo, id string, st *harness.State, done int, add func(finding)) {
 	ok := checkLedgerLog(store, id, st, done, add)
+	checkAudit(store, id, st, add)
 	if changes, err := store.RecordDiffers(id); err != nil {
 		ok = false
 		add(finding{Check: "record", Severity: findingWarning, Message: "grub's record of the task cannot be read: " + err.Error()})
@@ -103,4 +104,45 @@ func checkCommittedRecord(store *harness.Store, repo *gitx.Repo, id string, add 
 		}
 	}
 	return ok
+}
+
+// checkAudit says, for a complete task, what the completion audit of the
+// turn that completed it checked, as its ledger line records: every
+// passing feature's verify command but the one the turn's flip verified.
+// A feature it does not name is a problem (the line was rewritten); a
+// line without an audit at all a warning (an older grub recorded only
+// the checks that failed).
+func checkAudit(store *harness.Store, id string, st *harness.State, add func(finding)) {
+	turns, err := store.LoadTurns(id)
+	if err != nil || len(turns) == 0 || st.Status != harness.StatusComplete || st.FeatureListBaseline == nil {
+		return
+	}
+	last := harness.LatestTurns(turns)
+	line := last[len(last)-1]
+	checked, passed, secs := map[string]bool{}, 0, 0.0
+	for _, c := range line.Checks {
+		if c.Name == harness.CheckAudit {
+			checked[c.Feature] = true
+			secs += c.DurationSeconds
+			if c.Result == harness.CheckPassed {
+				passed++
+			}
+		}
+	}
+	var missing []string
+	for _, f := range st.FeatureListBaseline.Features {
+		if f.Passes && f.Verify != "" && f.ID != line.Flipped && !checked[f.ID] {
+			missing = append(missing, f.ID)
+		}
+	}
+	switch {
+	case len(checked) == 0 && len(missing) > 0:
+		add(finding{Check: "audit", Severity: findingWarning, Message: fmt.Sprintf("the task is complete, but turn %d's line in turns.jsonl records no completion audit (a task completed by an older grub, which recorded only the checks that failed)", line.Iteration),
+			Fix: "run the features' verify commands yourself to be sure they pass on the final tree"})
+	case len(missing) > 0:
+		add(finding{Check: "audit", Severity: findingProblem, Message: fmt.Sprintf("the completion audit of turn %d, as turns.jsonl records it, did not check %v", line.Iteration, missing),
+			Fix: "turns.jsonl was rewritten: restore it from the last turn commit, or run those verify commands yourself"})
+	default:
+		add(finding{Check: "audit", Severity: findingOK, Message: fmt.Sprintf("the completion audit of turn %d ran %d verify commands on the final tree (%d passed, %.1f s of checks)", line.Iteration, len(checked), passed, secs)})
+	}
 }

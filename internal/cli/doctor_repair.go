@@ -138,7 +138,7 @@ func (r *repairer) stateFromGit(logged int) *harness.State {
 		return nil
 	}
 	rel := r.store.Rel(r.store.Path(r.id, harness.FileState))
-	data, e, err := r.repo.TurnFile(r.id, rel)
+	data, e, err := r.turnFile(rel)
 	if err != nil {
 		if !errors.Is(err, gitx.ErrNoTurnFile) {
 			r.say("could not read state.json from git: %v", err)
@@ -186,25 +186,22 @@ func (r *repairer) stateFromFiles(logged int) *harness.State {
 }
 
 // verifiedOnly is list with every passing feature that neither a turn's
-// ledger line nor a turn commit's Grub-Verified trailer says grub verified
-// (its flip accepted by the referee) reset to pending, each with a note: a list nothing vouches for is not taken as
-// accepted as it stands (a clone of a commit whose list a process changed
-// after the referee looked, a hand edit). feature-list.json is written
-// again when something was reset.
+// ledger line nor one of grub's own turn commits says grub verified (its
+// flip accepted by the referee) reset to pending, each with a note: a
+// list nothing vouches for is not taken as accepted as it stands (a clone
+// of a commit whose list a process changed after the referee looked, a
+// hand edit). A commit's Grub-Verified trailer counts for nothing, since
+// a turn can make a commit with any trailers: a commit vouches for a
+// flip only through the state.json it holds, the turn's pending record
+// grub wrote just before committing it, whose ledger line names the flip
+// (committedFlips). feature-list.json is written again when something
+// was reset.
 func (r *repairer) verifiedOnly(list *featurelist.List) *featurelist.List {
 	turns, _ := r.store.LoadTurns(r.id) // none: nothing was verified
-	verified := map[string]bool{}
+	verified := r.committedFlips()
 	for _, t := range turns {
 		if t.Flipped != "" {
 			verified[t.Flipped] = true
-		}
-	}
-	if r.repo != nil {
-		history, _ := r.repo.History(r.id)
-		for _, e := range history {
-			if e.Verified != "" {
-				verified[e.Verified] = true
-			}
 		}
 	}
 	out := *list
@@ -219,11 +216,76 @@ func (r *repairer) verifiedOnly(list *featurelist.List) *featurelist.List {
 	if len(reset) == 0 {
 		return list
 	}
-	r.say("feature-list.json marks %s passing, but no turn's line in turns.jsonl nor a turn commit's %s trailer says grub verified it: reset to pending (the next turn verifies it again)", strings.Join(reset, ", "), gitx.TrailerVerified)
+	r.say("feature-list.json marks %s passing, but no turn's line in turns.jsonl nor grub's record in a turn commit says grub verified it: reset to pending (the next turn verifies it again)", strings.Join(reset, ", "))
 	if err := r.store.RestoreFeatureList(r.id, &out); err != nil {
 		r.say("could not write feature-list.json: %v", err)
 	}
 	return &out
+}
+
+// turnFile is rel as grub's last turn commit holds it: the commit grub's
+// private folder notes (harness.FileTurnCommit) when there is the note
+// (this machine) and the repository still has that commit, else the
+// newest commit with the task's trailers (a clone has no note; trailers
+// are all it has).
+func (r *repairer) turnFile(rel string) ([]byte, gitx.HistoryEntry, error) {
+	if n, ok, err := r.store.LoadTurnCommit(r.id); err == nil && ok && n.Mark.Commit != "" {
+		e := gitx.HistoryEntry{TaskID: r.id, Iteration: n.Iteration, Commit: short(n.Mark.Commit)}
+		data, err := r.repo.FileAt(n.Mark.Commit, rel)
+		if err == nil || errors.Is(err, gitx.ErrNoTurnFile) {
+			return data, e, err
+		}
+		r.say("grub's last turn commit %s, which its private folder notes, cannot be read (%v): taking the newest commit with the task's trailers", short(n.Mark.Commit), err)
+	}
+	return r.repo.TurnFile(r.id, rel)
+}
+
+// committedFlips is the set of features whose flip one of grub's own
+// turn commits records, from the pending record, with its ledger line,
+// that the commit's state.json holds (harness.Store.CommittedRecord);
+// trailers are never read for it. On this machine grub's commits are
+// known: from the commit the private folder notes, each commit's
+// state.json names the one before as its mark, and commits a turn added
+// in between are never looked at (chainFlips). Without the note (a
+// clone), every commit with the task's trailers whose state.json holds
+// the pending record of the turn its trailers name counts.
+func (r *repairer) committedFlips() map[string]bool {
+	flips := map[string]bool{}
+	if r.repo == nil {
+		return flips
+	}
+	rel := r.store.Rel(r.store.Path(r.id, harness.FileState))
+	if n, ok, err := r.store.LoadTurnCommit(r.id); err == nil && ok && n.Mark.Commit != "" {
+		r.chainFlips(n.Mark.Commit, rel, flips)
+		return flips
+	}
+	_ = r.repo.EachTurnFile(r.id, rel, func(e gitx.HistoryEntry, state []byte) { // unreadable history: nothing vouched for
+		if p, _ := r.store.CommittedRecord(r.id, state); p != nil && p.Iteration == e.Iteration && p.Ledger != nil && p.Ledger.Flipped != "" {
+			flips[p.Ledger.Flipped] = true
+		}
+	})
+	return flips
+}
+
+// chainFlips adds to flips what grub's commits from commit back record,
+// following each state.json's mark to the commit before.
+func (r *repairer) chainFlips(commit, rel string, flips map[string]bool) {
+	seen := map[string]bool{}
+	for commit != "" && !seen[commit] {
+		seen[commit] = true
+		data, err := r.repo.FileAt(commit, rel)
+		if err != nil {
+			return // the task's first commit, or one the repository lost
+		}
+		p, mark := r.store.CommittedRecord(r.id, data)
+		if p != nil && p.Ledger != nil && p.Ledger.Flipped != "" {
+			flips[p.Ledger.Flipped] = true
+		}
+		if mark == nil {
+			return
+		}
+		commit = mark.Commit
+	}
 }
 
 // repairFiles restores the other tracked files that are missing or not
@@ -290,7 +352,7 @@ func (r *repairer) restoreFromGit(name string) bool {
 		return false
 	}
 	rel := r.store.Rel(r.store.Path(r.id, name))
-	data, e, err := r.repo.TurnFile(r.id, rel)
+	data, e, err := r.turnFile(rel)
 	if err != nil {
 		if !errors.Is(err, gitx.ErrNoTurnFile) {
 			r.say("could not read %s from git: %v", name, err)

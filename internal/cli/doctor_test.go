@@ -187,7 +187,7 @@ func TestDoctorResetsUnverifiedFlips(t *testing.T) {
 	ledgerTurn(t, e, 3)
 	os.Remove(e.store.Path(docID, harness.FileState))
 	code, o, stderr := e.doctor("--repair")
-	if code != 0 || !o.Healthy || !strings.Contains(stderr, "feature-list.json marks logout passing, but no turn's line in turns.jsonl nor a turn commit's Grub-Verified trailer says grub verified it: reset to pending") {
+	if code != 0 || !o.Healthy || !strings.Contains(stderr, "feature-list.json marks logout passing, but no turn's line in turns.jsonl nor grub's record in a turn commit says grub verified it: reset to pending") {
 		t.Fatalf("doctor --repair = %d\n%s\n%s", code, problems(o), stderr)
 	}
 	st := e.state(docID)

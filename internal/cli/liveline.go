@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/mattn/go-runewidth"
 	"io"
 	"strings"
 	"sync"
@@ -29,10 +30,11 @@ const (
 const redrawEvery = time.Second
 
 // liveProgress reports whether a run shows the live line: standard error
-// is a terminal that can redraw, and neither NO_COLOR nor --no-progress
-// asks for plain lines.
+// is a terminal that can redraw (not TERM=dumb), and --no-progress does
+// not ask for plain lines. NO_COLOR does not turn it off: it asks for no
+// colour, and the live line has none.
 func liveProgress(io *IOStreams, getenv func(string) string, noProgress bool) bool {
-	return io.ErrTTY && !noProgress && getenv("NO_COLOR") == "" && getenv("TERM") != "dumb"
+	return io.ErrTTY && !noProgress && getenv("TERM") != "dumb"
 }
 
 // progressFor is the display of a run on ios: the live line, or the plain
@@ -158,17 +160,14 @@ func (l *liveLine) text() string {
 }
 
 // fitLine cuts s to fit in width columns without touching the last one (a
-// terminal that wraps there would scroll). It counts runes, not cells: a
-// wide character can still push the line over on a terminal that narrow.
+// terminal that wraps there would scroll). It counts cells, as the
+// terminal does: a wide character (中, most emoji) takes two, a combining
+// mark none.
 func fitLine(s string, width int) string {
-	if width <= 1 {
+	if width <= 1 || runewidth.StringWidth(s) < width {
 		return s
 	}
-	r := []rune(s)
-	if len(r) < width {
-		return s
-	}
-	return string(r[:width-2]) + "…"
+	return runewidth.Truncate(s, width-1, "…")
 }
 
 // formatElapsed shows a duration in whole seconds: 45s, 3m07s, 2h05m09s.
@@ -199,5 +198,5 @@ func groupDigits(n int64) string {
 
 // registerNoProgress adds --no-progress to a command that runs a task.
 func registerNoProgress(cmd *cobra.Command, v *bool) {
-	cmd.Flags().BoolVar(v, "no-progress", false, "print plain progress lines instead of the live line, even on a terminal (as when NO_COLOR is set or standard error is not a terminal)")
+	cmd.Flags().BoolVar(v, "no-progress", false, "print plain progress lines instead of the live line, even on a terminal (as when TERM=dumb or standard error is not a terminal)")
 }

@@ -258,14 +258,13 @@ func TestPlainLinesInAPipe(t *testing.T) {
 	checkPlain(t, got.String())
 }
 
-// NO_COLOR and --no-progress ask for the plain lines on a terminal too.
+// --no-progress and TERM=dumb ask for the plain lines on a terminal too.
 func TestPlainLinesOnATerminalWhenAsked(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		env        map[string]string
 		noProgress bool
 	}{
-		{"NO_COLOR", map[string]string{"NO_COLOR": "1"}, false},
 		{"--no-progress", nil, true},
 		{"TERM=dumb", map[string]string{"TERM": "dumb"}, false},
 	} {
@@ -284,6 +283,14 @@ func TestPlainLinesOnATerminalWhenAsked(t *testing.T) {
 			<-copied
 			checkPlain(t, strings.ReplaceAll(got.String(), "\r\n", "\n"))
 		})
+	}
+}
+
+// NO_COLOR asks for no colour, and the live line has none: it stays.
+func TestNoColorKeepsTheLiveLine(t *testing.T) {
+	ios := &IOStreams{ErrTTY: true}
+	if !liveProgress(ios, func(k string) string { return map[string]string{"NO_COLOR": "1", "TERM": "xterm"}[k] }, false) {
+		t.Error("NO_COLOR turned the live line off")
 	}
 }
 
@@ -308,6 +315,14 @@ func TestFitLineAndFormats(t *testing.T) {
 	}
 	if got := fitLine("abcdef", 0); got != "abcdef" {
 		t.Errorf("fitLine without a width = %q", got)
+	}
+	// Wide characters take two cells: six of them are 12 cells, cut to
+	// fit 7 columns without the last one.
+	if got := fitLine("中文中文中文", 7); got != "中文…" {
+		t.Errorf("fitLine of wide characters = %q, want 中文…", got)
+	}
+	if got := fitLine("中文", 5); got != "中文" {
+		t.Errorf("fitLine of 4 cells in 5 columns = %q", got)
 	}
 	for d, want := range map[time.Duration]string{0: "0s", 59 * time.Second: "59s", 187 * time.Second: "3m07s", 2*time.Hour + 5*time.Minute + 9*time.Second: "2h05m09s"} {
 		if got := formatElapsed(d); got != want {

@@ -127,6 +127,9 @@ it is now as the task's new base.`,
 }
 
 func resumeRun(opts *ResumeOptions) error {
+	if err := findLostTask(opts.Store, opts.ID, opts.IO.ErrOut, opts.Now); err != nil {
+		return err
+	}
 	store, st, err := loadTask(opts.Store, opts.ID)
 	noteBareID(opts.IO.ErrOut, opts.Store, opts.ID)
 	if err != nil {

@@ -150,5 +150,6 @@ Exit codes:
 		NewCmdSandboxExec(),
 		NewCmdVersion(f, nil),
 	)
+	registerFlagCompletions(f, root)
 	return root
 }

@@ -397,8 +397,20 @@ func turnRecordLine(l *harness.TurnRecord) string {
 	if c := l.Usage.CostUSD; c != nil {
 		parts[0] += ", " + templates.FormatUSD(*c)
 	}
+	audited, passed := 0, 0
 	for _, c := range l.Checks {
+		if c.Name == harness.CheckAudit {
+			// The completion audit checks every feature: one part for it.
+			audited++
+			if c.Result == harness.CheckPassed {
+				passed++
+			}
+			continue
+		}
 		parts = append(parts, c.Name+" "+strings.ReplaceAll(c.Result, "_", " "))
+	}
+	if audited > 0 {
+		parts = append(parts, fmt.Sprintf("completion audit %d of %d passed", passed, audited))
 	}
 	for _, f := range l.Findings {
 		parts = append(parts, "caught: "+strings.ReplaceAll(string(f.Kind), "_", " "))

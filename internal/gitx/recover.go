@@ -7,6 +7,7 @@ import (
 	"path"
 
 	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 )
@@ -77,4 +78,39 @@ func (r *Repo) TurnFile(taskID, rel string) ([]byte, HistoryEntry, error) {
 		return nil, entry, fmt.Errorf("read %s from commit %s: %w", rel, entry.Commit, err)
 	}
 	return data, entry, nil
+}
+
+// FileAt returns the content of rel (workspace-relative, slash-separated)
+// in commit (a full hash): grub resume reads the state.json of grub's
+// last turn commit, as its private folder notes it, when a turn's reset
+// took the task's files off the work tree. A commit without the file is
+// ErrNoTurnFile.
+func (r *Repo) FileAt(commit, rel string) ([]byte, error) {
+	g, _, err := r.open()
+	if err != nil {
+		return nil, err
+	}
+	c, err := g.CommitObject(plumbing.NewHash(commit))
+	if err != nil {
+		return nil, fmt.Errorf("read commit %s: %w", shortHash(commit), err)
+	}
+	f, err := c.File(pathJoin(r.prefix, rel))
+	if errors.Is(err, object.ErrFileNotFound) {
+		return nil, fmt.Errorf("%s in commit %s: %w", rel, shortHash(commit), ErrNoTurnFile)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s from commit %s: %w", rel, shortHash(commit), err)
+	}
+	s, err := f.Contents()
+	if err != nil {
+		return nil, fmt.Errorf("read %s from commit %s: %w", rel, shortHash(commit), err)
+	}
+	return []byte(s), nil
+}
+
+func shortHash(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
 }

@@ -62,3 +62,46 @@ func (r *Repo) turnCommitWhere(taskID string, iteration int, path string, match 
 	}
 	return found, nil
 }
+
+// EachTurnFile calls visit for every commit reachable from HEAD whose
+// trailers name task taskID, newest first, with the content its tree
+// holds at rel (workspace-relative; nil when the commit lacks it). A
+// commit's trailers say nothing of who made it: the caller tells grub's
+// own commits from the file (grub doctor --repair, by the state.json a
+// turn commit holds).
+func (r *Repo) EachTurnFile(taskID, rel string, visit func(e HistoryEntry, content []byte)) error {
+	g, _, err := r.open()
+	if err != nil {
+		return err
+	}
+	head, err := headCommit(g)
+	if err != nil || head.IsZero() {
+		return err
+	}
+	iter, err := g.Log(&git.LogOptions{From: head})
+	if err != nil {
+		return fmt.Errorf("read the history from HEAD: %w", err)
+	}
+	defer iter.Close()
+	name := pathJoin(r.prefix, rel)
+	err = iter.ForEach(func(c *object.Commit) error {
+		e, ok := parseTurn(c.Message)
+		if !ok || e.TaskID != taskID {
+			return nil
+		}
+		e.Commit = c.Hash.String()[:12]
+		e.Time = c.Committer.When
+		var content []byte
+		if f, err := c.File(name); err == nil {
+			if s, err := f.Contents(); err == nil {
+				content = []byte(s)
+			}
+		}
+		visit(e, content)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("read the history from HEAD: %w", err)
+	}
+	return nil
+}

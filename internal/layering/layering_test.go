@@ -76,6 +76,7 @@ var owner = map[string]string{
 	"github.com/santhosh-tekuri/jsonschema/v5": "schemas",
 	"github.com/spf13/cobra":                   "internal/cli",
 	"github.com/spf13/pflag":                   "internal/cli",
+	"github.com/mattn/go-runewidth":            "internal/cli",
 	"github.com/fsnotify/fsnotify":             "harness",
 	"golang.org/x/sys":                         "harness",
 	"github.com/landlock-lsm/go-landlock":      "internal/sandbox",

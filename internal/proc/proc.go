@@ -72,6 +72,13 @@ type Spec struct {
 	// Stderr is the same for standard error. Stdout and Stderr are
 	// written from different goroutines.
 	Stderr io.Writer
+	// TailOnly says the caller reads only Result.Tail: standard output
+	// and standard error then share one pipe (their bytes in the order the
+	// command wrote them) read by one goroutine, and Result.Stdout,
+	// Result.Stderr and their counts stay empty. It is how a check runs
+	// (init.sh, verify): one pipe and one copy instead of two, nothing kept
+	// but the tail. Stdout and Stderr must be nil with it.
+	TailOnly bool
 }
 
 // A Wrapper puts a launcher in front of a command line (see Spec.Wrap).
@@ -139,8 +146,8 @@ type Result struct {
 // Cancelled. The error is non-nil only when the command could not be
 // started or its input could not be read.
 func Run(ctx context.Context, s Spec) (Result, error) {
-	if s.Command == "" && len(s.Args) == 0 {
-		return Result{}, errors.New("proc: nothing to run: set Spec.Command or Spec.Args")
+	if err := s.check(); err != nil {
+		return Result{}, err
 	}
 	if ctx.Err() != nil {
 		return Result{ExitCode: -1, Cancelled: true}, nil
@@ -157,9 +164,22 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	tail := newTailBuffer(tailN)
 	stdout := &capture{max: maxOut, tail: tail, tee: s.Stdout}
 	stderr := &capture{max: maxOut, tail: tail, tee: s.Stderr}
+	var outW, errW io.Writer = stdout, stderr
+	var shared *sharedPipe
+	if s.TailOnly {
+		p, err := newSharedPipe(tail)
+		if err != nil {
+			return Result{}, fmt.Errorf("proc: start %s: %w", describe(s), err)
+		}
+		shared, outW, errW = p, p.w, p.w
+	}
 	start := time.Now()
-	cmd, err := startCommand(s, stdout, stderr)
+	cmd, err := startCommand(s, outW, errW)
+	if shared != nil {
+		shared.started(err == nil)
+	}
 	if err != nil {
+		forgetShell()
 		if s.Dir != "" {
 			return Result{}, fmt.Errorf("proc: start %s in %s: %w", describe(s), s.Dir, err)
 		}
@@ -197,6 +217,9 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	waitErr := cmd.Wait()
 	close(exited)
 	<-stopped
+	if shared != nil {
+		shared.drain()
+	}
 
 	res := Result{
 		StdoutBytes: stdout.total,
@@ -220,6 +243,17 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		return res, fmt.Errorf("proc: run %s: %w", describe(s), waitErr)
 	}
 	return res, nil
+}
+
+// check refuses a Spec that cannot run.
+func (s Spec) check() error {
+	if s.Command == "" && len(s.Args) == 0 {
+		return errors.New("proc: nothing to run: set Spec.Command or Spec.Args")
+	}
+	if s.TailOnly && (s.Stdout != nil || s.Stderr != nil) {
+		return errors.New("proc: Spec.TailOnly keeps no stream to tee: leave Stdout and Stderr nil")
+	}
+	return nil
 }
 
 // startCommand starts s's command (Args, or sh -c Command, through Wrap
@@ -248,8 +282,22 @@ func startCommand(s Spec, stdout, stderr io.Writer) (*exec.Cmd, error) {
 // environment, input and output, and attributes (attr's, with a process
 // group of its own).
 func command(s Spec, argv []string, attr *syscall.SysProcAttr, stdout, stderr io.Writer) *exec.Cmd {
-	cmd := exec.Command(argv[0], argv[1:]...)
+	name := argv[0]
+	if name == "sh" {
+		// The shell is looked up once per PATH, not at every command; it
+		// still sees "sh" as its name.
+		if path := shellPath(); path != "" {
+			name = path
+		}
+	}
+	cmd := exec.Command(name, argv[1:]...)
+	cmd.Args[0] = argv[0]
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.Stdin, stdout, stderr
+	if s.Stdin == nil {
+		if null, err := devNull(); err == nil {
+			cmd.Stdin = null // one descriptor for every command, not an open each
+		}
+	}
 	cmd.SysProcAttr = groupAttr(attr)
 	cmd.WaitDelay = PipeGrace
 	cmd.Dir = s.Dir
@@ -401,4 +449,101 @@ func (t *tailBuffer) bytes() []byte {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.ring.bytes()
+}
+
+// sharedPipe is Spec.TailOnly's output: one pipe for both streams,
+// passed to the command as a file (so os/exec starts no copying goroutine
+// and allocates no buffer of its own), read into the tail by one
+// goroutine with a small buffer.
+type sharedPipe struct {
+	r, w *os.File
+	tail *tailBuffer
+	done chan struct{}
+}
+
+var pipeBufs = sync.Pool{New: func() any { b := make([]byte, 4096); return &b }}
+
+func newSharedPipe(tail *tailBuffer) (*sharedPipe, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	return &sharedPipe{r: r, w: w, tail: tail, done: make(chan struct{})}, nil
+}
+
+// started closes grub's copy of the write end (the command holds its
+// own) and, when the command started, begins reading.
+func (p *sharedPipe) started(ok bool) {
+	p.w.Close()
+	if !ok {
+		p.r.Close()
+		close(p.done)
+		return
+	}
+	go func() {
+		defer close(p.done)
+		buf := pipeBufs.Get().(*[]byte)
+		defer pipeBufs.Put(buf)
+		for {
+			n, err := p.r.Read(*buf)
+			p.tail.write((*buf)[:n])
+			if err != nil {
+				return
+			}
+		}
+	}()
+}
+
+// drain waits, once the command has exited, for what it wrote to be read:
+// as os/exec's WaitDelay does, at most PipeGrace for processes it left
+// behind to close the pipe, then the pipe is closed under them.
+func (p *sharedPipe) drain() {
+	select {
+	case <-p.done:
+	default:
+		t := time.NewTimer(PipeGrace)
+		select {
+		case <-p.done:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	p.r.Close()
+	<-p.done
+}
+
+// devNull is the null device, opened once, as the standard input of every
+// command that has none: os/exec would open it again for each.
+var devNull = sync.OnceValues(func() (*os.File, error) { return os.Open(os.DevNull) })
+
+// shell caches where sh is for the PATH it was looked up in.
+var shell struct {
+	sync.Mutex
+	pathEnv, path string
+}
+
+// shellPath is exec.LookPath("sh") for grub's PATH as it is now, looked
+// up again when PATH changed or a start failed (forgetShell); "" when
+// there is none (exec.Command then reports it).
+func shellPath() string {
+	env := os.Getenv("PATH")
+	shell.Lock()
+	defer shell.Unlock()
+	if shell.path != "" && shell.pathEnv == env {
+		return shell.path
+	}
+	path, err := exec.LookPath("sh")
+	if err != nil {
+		return ""
+	}
+	shell.pathEnv, shell.path = env, path
+	return path
+}
+
+// forgetShell drops the cached shell, after a command failed to start:
+// the next one looks sh up again (it may have moved).
+func forgetShell() {
+	shell.Lock()
+	shell.path = ""
+	shell.Unlock()
 }

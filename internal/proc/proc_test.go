@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -479,5 +480,49 @@ func TestRunBaseEnvAndWrap(t *testing.T) {
 		Wrap: func(argv []string) Launch { return Launch{Argv: append([]string{"env", "WRAPPED=yes"}, argv...)} }})
 	if err != nil || strings.TrimSpace(string(res.Stdout)) != "yes" {
 		t.Errorf("wrapped run: %q, %v", res.Stdout, err)
+	}
+}
+
+// TailOnly: both streams share one pipe, so the tail holds their bytes in
+// the order the command wrote them; nothing else is kept; the shell still
+// calls itself sh; a process left holding the pipe, a timeout and a tee
+// asked for are handled as without it.
+func TestRunTailOnly(t *testing.T) {
+	t.Parallel()
+	res, err := Run(context.Background(), Spec{Command: `echo out1; echo err1 >&2; echo out2; echo $0 >&2`, TailOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "out1\nerr1\nout2\nsh\n"; res.Tail != want || res.ExitCode != 0 {
+		t.Errorf("Tail %q exit %d, want %q 0", res.Tail, res.ExitCode, want)
+	}
+	if len(res.Stdout) != 0 || len(res.Stderr) != 0 {
+		t.Errorf("Stdout %q Stderr %q kept, want nothing but the tail", res.Stdout, res.Stderr)
+	}
+
+	dir := t.TempDir()
+	left, err := Run(context.Background(), Spec{Command: "sleep 300 & echo $! > pidfile; echo done", Dir: dir, TailOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := proctest.WaitPID(t, filepath.Join(dir, "pidfile"))
+	if left.Tail != "done\n" || !GroupAlive(left.Pgid) {
+		t.Errorf("Tail %q, group alive %v: want done and the background process still there", left.Tail, GroupAlive(left.Pgid))
+	}
+	if err := KillGroup(left.Pgid); err != nil {
+		t.Fatal(err)
+	}
+	proctest.WaitGone(t, pid)
+
+	timed, err := Run(context.Background(), Spec{Command: "echo start; sleep 300", Timeout: 200 * time.Millisecond, TailOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !timed.TimedOut || timed.Tail != "start\n" || GroupAlive(timed.Pgid) {
+		t.Errorf("TimedOut %v Tail %q group alive %v; want true, start, gone", timed.TimedOut, timed.Tail, GroupAlive(timed.Pgid))
+	}
+
+	if _, err := Run(context.Background(), Spec{Command: "true", TailOnly: true, Stdout: io.Discard}); err == nil {
+		t.Error("TailOnly with a tee: no error")
 	}
 }

@@ -138,27 +138,54 @@ type statInfo struct {
 func (s statInfo) alive() bool { return s.state != 'Z' && s.state != 'X' }
 
 // readProcTable reads the state and parent of every process in /proc.
-// Processes that vanish while it reads are skipped.
+// It runs several times a turn (KillOrphans, Descendants, the process
+// scanner), over every process of the machine: names unsorted, each stat
+// file read with one open, one read and one close into a buffer shared by
+// the whole pass, and parsed without allocating.
 func readProcTable() (map[int]statInfo, error) {
-	entries, err := os.ReadDir("/proc")
+	d, err := os.Open("/proc")
 	if err != nil {
 		return nil, fmt.Errorf("proc: list processes: %w", err)
 	}
-	table := make(map[int]statInfo, len(entries))
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return nil, fmt.Errorf("proc: list processes: %w", err)
+	}
+	table := make(map[int]statInfo, len(names))
+	buf := make([]byte, 4096) // a stat line is well under a page
+	for _, name := range names {
+		pid, err := strconv.Atoi(name)
 		if err != nil || pid <= 0 {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
+		n, ok := readStat("/proc/"+name+"/stat", buf)
+		if !ok {
 			continue
 		}
-		if st, ok := parseStatParent(b); ok {
+		if st, ok := parseStatParent(buf[:n]); ok {
 			table[pid] = st
 		}
 	}
 	return table, nil
+}
+
+// readStat reads the file at path (a /proc stat file, which the kernel
+// hands over whole in one read) into buf; ok is false when it cannot be
+// read (the process is gone).
+func readStat(path string, buf []byte) (int, bool) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return 0, false
+	}
+	defer syscall.Close(fd)
+	for {
+		n, err := syscall.Read(fd, buf)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		return n, err == nil && n > 0
+	}
 }
 
 // parseStatParent parses the state and ppid fields of a /proc/<pid>/stat
@@ -168,15 +195,41 @@ func parseStatParent(b []byte) (statInfo, bool) {
 	if i < 0 {
 		return statInfo{}, false
 	}
-	fields := bytes.Fields(b[i+1:])
-	if len(fields) < 2 || len(fields[0]) != 1 {
+	state, rest, ok := nextField(b[i+1:])
+	if !ok || len(state) != 1 {
 		return statInfo{}, false
 	}
-	ppid, err := strconv.Atoi(string(fields[1]))
-	if err != nil {
+	ppidText, _, ok := nextField(rest)
+	if !ok {
 		return statInfo{}, false
 	}
-	return statInfo{state: fields[0][0], ppid: ppid}, true
+	ppid := 0
+	for _, c := range ppidText {
+		if c < '0' || c > '9' || ppid > 1<<40 {
+			return statInfo{}, false
+		}
+		ppid = ppid*10 + int(c-'0')
+	}
+	return statInfo{state: state[0], ppid: ppid}, true
+}
+
+// nextField is the first field of b (runs of white space separate them,
+// as bytes.Fields has it) and what follows it; ok is false when there is
+// none.
+func nextField(b []byte) (field, rest []byte, ok bool) {
+	start := 0
+	for start < len(b) && isStatSpace(b[start]) {
+		start++
+	}
+	end := start
+	for end < len(b) && !isStatSpace(b[end]) {
+		end++
+	}
+	return b[start:end], b[end:], end > start
+}
+
+func isStatSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
 }
 
 // StartTime returns the start time of process pid (field 22 of

@@ -155,3 +155,13 @@ func TestStartTimeAndKillIfSame(t *testing.T) {
 		t.Errorf("parseStartTime = %d, %v; want 99", v, ok)
 	}
 }
+
+// BenchmarkReadProcTable is one read of every process's state and parent,
+// as KillOrphans and Descendants do at each end of a turn's part.
+func BenchmarkReadProcTable(b *testing.B) {
+	for b.Loop() {
+		if _, err := readProcTable(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -76,8 +76,15 @@ func mdTurn(t Turn) string {
 		commit = "`" + shortHash(t.Commit) + "`"
 	}
 	var checks []string
-	for _, c := range t.Checks {
-		checks = append(checks, c.Name+" "+resultText(c))
+	for _, c := range t.ShownChecks() {
+		name := c.Name
+		if c.Feature != "" {
+			name += " `" + mdCode(c.Feature) + "`"
+		}
+		checks = append(checks, name+" "+resultText(c))
+	}
+	if a := t.Audit; a != nil {
+		checks = append(checks, fmt.Sprintf("completion audit %d of %d passed", a.Passed, a.Checks))
 	}
 	tokens, dur := "", ""
 	if t.Recorded {

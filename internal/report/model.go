@@ -116,10 +116,37 @@ type Turn struct {
 	Usage           *Usage    `json:"usage,omitempty"`
 	Progress        *Progress `json:"progress,omitempty"`
 	Checks          []Check   `json:"checks"`
-	Findings        []Finding `json:"findings"`
+	// Audit sums up the completion audit's checks when the turn ran it
+	// (Checks holds each of them).
+	Audit    *Audit    `json:"audit,omitempty"`
+	Findings []Finding `json:"findings"`
 	// Refused are the hosts the network allowlist refused in the turn.
 	Refused  []Refused `json:"refused,omitempty"`
 	Recorded bool      `json:"recorded"` // there is a ledger line for the turn
+}
+
+// Audit is what the completion audit of one turn checked: how many
+// features' verify commands it ran, how many passed, and their time
+// added up (they run several at once).
+type Audit struct {
+	Checks  int     `json:"checks"`
+	Passed  int     `json:"passed"`
+	Seconds float64 `json:"seconds"`
+}
+
+// ShownChecks is Checks as the page and the Markdown list them: the
+// completion audit's passing checks are left to the Audit line.
+func (t Turn) ShownChecks() []Check {
+	if t.Audit == nil {
+		return t.Checks
+	}
+	var out []Check
+	for _, c := range t.Checks {
+		if c.Name != harness.CheckAudit || c.Result != harness.CheckPassed {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // Refused is a host the network allowlist refused in a turn, and how
@@ -158,9 +185,11 @@ type Progress struct {
 
 // Check is one verification grub ran for a turn.
 type Check struct {
-	Name     string `json:"name"`
-	Result   string `json:"result"`
-	ExitCode int    `json:"exitCode"`
+	Name            string  `json:"name"`
+	Feature         string  `json:"feature,omitempty"`
+	Result          string  `json:"result"`
+	ExitCode        int     `json:"exitCode"`
+	DurationSeconds float64 `json:"durationSeconds,omitempty"`
 }
 
 // Finding is one thing the referee caught.
@@ -284,7 +313,17 @@ func fromLedger(l harness.TurnRecord) Turn {
 		Checks:   []Check{}, Findings: []Finding{}, Recorded: true,
 	}
 	for _, c := range l.Checks {
-		t.Checks = append(t.Checks, Check{Name: c.Name, Result: c.Result, ExitCode: c.ExitCode})
+		t.Checks = append(t.Checks, Check{Name: c.Name, Feature: c.Feature, Result: c.Result, ExitCode: c.ExitCode, DurationSeconds: c.DurationSeconds})
+		if c.Name == harness.CheckAudit {
+			if t.Audit == nil {
+				t.Audit = &Audit{}
+			}
+			t.Audit.Checks++
+			t.Audit.Seconds += c.DurationSeconds
+			if c.Result == harness.CheckPassed {
+				t.Audit.Passed++
+			}
+		}
 	}
 	for _, f := range l.Findings {
 		t.Findings = append(t.Findings, Finding{Kind: string(f.Kind), Text: f.Text})

@@ -345,3 +345,40 @@ func TestFailedTurnsAreNotCatches(t *testing.T) {
 		t.Errorf("the page does not count the failed turns apart")
 	}
 }
+
+// A turn that ran the completion audit shows it: the report's JSON holds
+// every check with its feature and time and sums them up, and the page
+// and the Markdown say how many passed, listing a failed one by feature
+// (each passing one is not a line of its own: an audit checks thousands).
+func TestReportShowsTheCompletionAudit(t *testing.T) {
+	in := fixture()
+	last := &in.Turns[len(in.Turns)-1]
+	last.Checks = append(last.Checks,
+		harness.LedgerCheck{Name: harness.CheckAudit, Feature: "parse-args", Result: harness.CheckPassed, DurationSeconds: 0.5},
+		harness.LedgerCheck{Name: harness.CheckAudit, Feature: "docs", Command: "test -f README", Result: harness.CheckFailed, ExitCode: 1, DurationSeconds: 0.25})
+	r := Build(in)
+	if a := r.Turns[3].Audit; a == nil || *a != (Audit{Checks: 2, Passed: 1, Seconds: 0.75}) {
+		t.Fatalf("turn 4's audit = %+v, want 1 of 2 passed in 0.75 s", a)
+	}
+	if c := r.Turns[3].Checks; len(c) != 3 || c[1].Feature != "parse-args" || c[1].DurationSeconds != 0.5 {
+		t.Errorf("turn 4's checks = %+v, want each audit check with its feature and time", c)
+	}
+	data, _ := json.Marshal(r)
+	if err := schemas.Validate(schemas.ReportOutput, "report", data); err != nil {
+		t.Fatal(err)
+	}
+	page, _ := renderHTML(t, in)
+	if !strings.Contains(page, "completion audit <span class=\"fail\">1 of 2 passed</span>") || !strings.Contains(page, "audit <code>docs</code>") {
+		t.Errorf("the page does not show the audit")
+	}
+	if strings.Contains(page, "audit <code>parse-args</code>") {
+		t.Errorf("the page lists a passing audit check on its own")
+	}
+	var md bytes.Buffer
+	if err := Markdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "audit `docs` failed (exit 1), completion audit 1 of 2 passed") {
+		t.Errorf("the Markdown does not show the audit:\n%s", md.String())
+	}
+}
