@@ -117,3 +117,32 @@ var ErrUsageLimited = errors.New("provider usage limit reached")
 // because the token budget was spent; the result still carries usage and
 // any wrap-up message.
 var ErrBudgetSpent = errors.New("token budget spent")
+
+// SetupError is a failure that retrying cannot change: the provider
+// refused the key (401, 403), does not know the model or the URL (404),
+// cannot be reached at all, or the agent program does not run. The run
+// stops at once, the task left paused: the task is fine, the setup is not.
+type SetupError struct {
+	Cause string // what went wrong, in full
+	Fix   string // what the user should change
+}
+
+func (e *SetupError) Error() string {
+	if e.Fix == "" {
+		return e.Cause
+	}
+	return e.Cause + "; " + e.Fix
+}
+
+// CheckTimeout bounds Checker.Check.
+const CheckTimeout = 10 * time.Second
+
+// Checker is an Agent that can check, before a run's first turn and
+// without spending one, that it can work at all: the built-in agent asks
+// the server for its models, claude and codex print their version, a
+// command's program is looked up. Check returns what it found, in a few
+// words, for the progress line; an error that is a *SetupError stops the
+// run, any other is only said.
+type Checker interface {
+	Check(ctx context.Context) (found string, err error)
+}

@@ -144,6 +144,12 @@ const interruptedReason = "interrupted by a signal"
 // left paused and can be resumed.
 var ErrInterrupted = errors.New("interrupted: task paused, run grub resume to continue")
 
+// ErrSetup is returned when the agent cannot work at all (an
+// agent.SetupError, before the first turn or in a turn): the task is left
+// paused with the cause and the fix in its stop reason, which the
+// controller has said.
+var ErrSetup = errors.New("the agent cannot work: task paused, fix the setup and run grub resume")
+
 // Clock tells the time and ticks: the wall clock, or a fake that tests
 // move by hand so that budgets and heartbeats run without waiting.
 type Clock interface {
@@ -374,6 +380,7 @@ func (c *Controller) reconcile(ctx context.Context) error {
 }
 
 func (c *Controller) loop(ctx context.Context) (*harness.State, error) {
+	checked := false
 	for {
 		if stop, ok, _ := c.applyControl(); ok {
 			return c.finish(stop)
@@ -384,6 +391,12 @@ func (c *Controller) loop(ctx context.Context) (*harness.State, error) {
 		if c.sliceOver() {
 			return c.finish(c.sliceStop())
 		}
+		if !checked {
+			checked = true
+			if st, stopped, err := c.preflight(ctx); stopped {
+				return st, err
+			}
+		}
 		out, err := c.runTurn(ctx)
 		if err != nil {
 			return c.st, c.stopOnError(err)
@@ -392,6 +405,10 @@ func (c *Controller) loop(ctx context.Context) (*harness.State, error) {
 		// scanner: nothing of the turn is on record any more.
 		if c.opts.Reaper != nil {
 			_ = c.lock.SetProcesses(nil)
+		}
+		if out.givenBack {
+			where := fmt.Sprintf("in turn %d, not counted: it changed nothing", c.st.CurrentIteration+1)
+			return setupStopped(c.finish(Stop{harness.StatusPaused, setupReason(c.st, out.setup, where)}))
 		}
 		// The turn's outcome decides the task's status before the turn is
 		// recorded, so that its log entry and commit carry the final status.
@@ -415,12 +432,57 @@ func (c *Controller) loop(ctx context.Context) (*harness.State, error) {
 			c.runStopHook(context.WithoutCancel(ctx))
 			return c.st, ErrInterrupted
 		}
+		if stop != nil && out.setup != nil {
+			return setupStopped(c.finish(*stop))
+		}
 		if stop != nil {
 			// A signal that arrives while the turn is recorded does not
 			// change an outcome already decided.
 			return c.finish(*stop)
 		}
 	}
+}
+
+// preflight asks the agent, before the run's first turn, whether it can
+// work at all (agent.Checker), within agent.CheckTimeout, saying so on the
+// progress lines. A setup error pauses the task (stopped is true) without
+// spending a turn, writing a log entry or committing; any other error is
+// a doubt, said, and the run goes on.
+func (c *Controller) preflight(ctx context.Context) (st *harness.State, stopped bool, err error) {
+	ch, ok := c.opts.Agent.(agent.Checker)
+	if !ok {
+		return nil, false, nil
+	}
+	c.say("checking that the agent can work (at most %s)", agent.CheckTimeout)
+	cctx, cancel := context.WithTimeout(ctx, agent.CheckTimeout)
+	found, err := ch.Check(cctx)
+	cancel()
+	var setup *agent.SetupError
+	switch {
+	case ctx.Err() != nil:
+		st, err := c.finish(Stop{harness.StatusPaused, interruptedReason})
+		if err == nil {
+			err = ErrInterrupted
+		}
+		return st, true, err
+	case errors.As(err, &setup):
+		st, err := setupStopped(c.finish(Stop{harness.StatusPaused, setupReason(c.st, setup, "before the first turn")}))
+		return st, true, err
+	case err != nil:
+		c.say("agent check: %v; going on", err)
+	case found != "":
+		c.say("agent ready: %s", found)
+	}
+	return nil, false, nil
+}
+
+// setupStopped is finish's answer for a run a setup error stopped: the
+// error is ErrSetup when the task could be paused.
+func setupStopped(st *harness.State, err error) (*harness.State, error) {
+	if err == nil {
+		err = ErrSetup
+	}
+	return st, err
 }
 
 // stopOnError ends a run that a machinery error stops in a turn: the task

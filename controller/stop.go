@@ -114,12 +114,13 @@ func firstStop(st *harness.State, rules []stopRule) (Stop, bool) {
 	return Stop{}, false
 }
 
-// brief is the first line of a message, cut to a length that fits a
-// status line; the whole message stays in lastError and the progress log.
-// A first line that only announces what follows ("…; end of its standard
-// error:") takes the next non-blank line along.
+// brief is the first line of a message, for a status line or a stop
+// reason; the whole message stays in lastError and the progress log. It
+// is never cut by length: the cause of an error comes last ("…: dial tcp
+// 127.0.0.1:9: connect: connection refused"), and a line cut to fit would
+// lose it. A first line that only announces what follows ("…; end of its
+// standard error:") takes the next non-blank line along.
 func brief(msg string) string {
-	const max = 120
 	if i := strings.IndexByte(msg, '\n'); i >= 0 {
 		first, rest := msg[:i], msg[i+1:]
 		if strings.HasSuffix(first, ":") {
@@ -131,9 +132,6 @@ func brief(msg string) string {
 			}
 		}
 		msg = first
-	}
-	if r := []rune(msg); len(r) > max {
-		return string(r[:max-1]) + "…"
 	}
 	return msg
 }

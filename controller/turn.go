@@ -22,7 +22,13 @@ type outcome struct {
 	flipped      string   // the feature whose flip was verified and accepted
 	changed      bool     // the workspace changed during the turn
 	cancelled    bool
-	quota        string        // the provider refused for quota: its error; the task ends usage_limited
+	quota        string // the provider refused for quota: its error; the task ends usage_limited
+	// setup is what the agent said no retry can change (a refused key, an
+	// unknown model, no server): the run stops, the task paused.
+	setup *agent.SetupError
+	// givenBack: the turn a setup error stopped changed nothing and is not
+	// counted: no entry, no ledger line, no commit (giveBack).
+	givenBack    bool
 	complete     bool          // every feature passes, and init.sh and every verify passed on the final tree
 	phase        harness.Phase // the phase the turn ran in
 	feature      string        // the feature the turn was proposed
@@ -57,9 +63,10 @@ func (o *outcome) checked(name string, chk harness.Check) {
 }
 
 // cutShort reports whether the turn never really ran to its end: it was
-// cancelled, or the provider refused for quota. Such a turn counts neither
-// as a failure nor as a success.
-func (o *outcome) cutShort() bool { return o.cancelled || o.quota != "" }
+// cancelled, the provider refused for quota, or the agent could not work
+// at all (setup). Such a turn counts neither as a failure nor as a
+// success.
+func (o *outcome) cutShort() bool { return o.cancelled || o.quota != "" || o.setup != nil }
 
 // turnPlan is a turn ready to hand to the agent.
 type turnPlan struct {
@@ -151,6 +158,10 @@ func (c *Controller) runTurn(ctx context.Context) (*outcome, error) {
 	}
 	out.changed = after != plan.before
 	c.lastAfter, c.reusable = after, true
+	if out.setup != nil && !out.changed && len(out.failures) == 0 {
+		c.giveBack(out)
+		return out, nil
+	}
 	c.settle(out)
 	failpoint.Hit(failpoint.Verified)
 	return out, nil
@@ -296,13 +307,20 @@ func (c *Controller) runAgent(ctx context.Context, plan turnPlan) (agent.Result,
 
 // classifyAgentError records in out what the agent's end means for the
 // turn: cancelled (a signal, pause --now, the time budget), refused for
-// quota, or failed. cancelled tells whether the run itself was cancelled.
+// quota, unable to work (a setup error), or failed. cancelled tells
+// whether the run itself was cancelled.
 func classifyAgentError(out *outcome, run agentRun, cancelled bool) {
+	var setup *agent.SetupError
 	switch err := run.err; {
 	case cancelled || run.pausedNow:
 		out.cancelled = true
 	case errors.Is(err, agent.ErrUsageLimited):
 		out.quota = err.Error()
+	case errors.As(err, &setup):
+		// Not the agent's failure, nor a catch of the referee's: the
+		// setup is wrong, and every further turn would fail the same way.
+		out.setup = setup
+		out.decision = harness.NewDecision(loopstate.Cancelled, "stopped: the agent cannot work: "+setup.Cause)
 	case errors.Is(err, agent.ErrTimeout) && run.clip == clipBudget:
 		// The time budget rule ends the task; the turn itself did not fail.
 		out.decision = harness.NewDecision(loopstate.Cancelled, "stopped when the time budget ran out")
@@ -317,6 +335,18 @@ func classifyAgentError(out *outcome, run agentRun, cancelled bool) {
 	case err != nil && !errors.Is(err, agent.ErrBudgetSpent):
 		out.failAs(harness.FindingAgentError, "the agent failed: %v", err)
 	}
+}
+
+// giveBack takes back a turn that a setup error stopped before it changed
+// anything: it is not counted (the iteration goes back), and it gets no
+// progress-log entry, ledger line or commit. Its prompt and transcript
+// stay in turns/, which the next turn of that number writes again.
+func (c *Controller) giveBack(out *outcome) {
+	st := c.st
+	st.CurrentIteration--
+	st.AwaitingTurn = false
+	st.TurnStartedAt = nil
+	out.givenBack = true
 }
 
 // settle updates the counters from a refereed turn.

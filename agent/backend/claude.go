@@ -110,7 +110,9 @@ type ClaudeConfig struct {
 // with no result object is an error quoting what Claude Code said: its API
 // error status and terminal reason when it gives them, its result text and
 // errors list, and the end of its standard error; one whose message speaks
-// of a usage limit, rate limit or quota wraps ErrUsageLimited. API retries
+// of a usage limit, rate limit or quota wraps ErrUsageLimited, and one with
+// API error status 401, 403 or 404 is an *agent.SetupError (the account or
+// the model: no later turn would do better). API retries
 // with no progress for StallTimeout end the turn with the last of them.
 type Claude struct {
 	cfg ClaudeConfig
@@ -210,6 +212,9 @@ func (c *Claude) outcome(ctx, runCtx context.Context, timeout time.Duration, s c
 			return out, fmt.Errorf("claude: %w: %s", agent.ErrUsageLimited, what)
 		}
 		msg := "claude reported an error" + r.details() + ": " + what
+		if fix := claudeSetupFix(r.apiStatus()); fix != "" {
+			return out, &agent.SetupError{Cause: msg, Fix: fix}
+		}
 		if r.Subtype == "error_max_turns" {
 			msg = fmt.Sprintf("claude stopped at its turn limit (--max-turns %d) after %d turns; split the feature into smaller steps", c.cfg.MaxTurns, r.NumTurns)
 		}
@@ -334,6 +339,27 @@ func maxClaudeUsage(a, b claudeUsage) claudeUsage {
 	}
 }
 
+// apiStatus is the result's API error status, or "" when it has none.
+func (r claudeResult) apiStatus() string {
+	if s := strings.Trim(string(bytes.TrimSpace(r.APIErrorStatus)), `"`); s != "null" {
+		return s
+	}
+	return ""
+}
+
+// claudeSetupFix is what to change after an API refusal that no later turn
+// can change (401 and 403: the account; 404: the model); "" for any other
+// status.
+func claudeSetupFix(status string) string {
+	switch status {
+	case "401", "403":
+		return "check Claude Code's login or ANTHROPIC_API_KEY (run claude yourself to see)"
+	case "404":
+		return "check --model: the API does not know it"
+	}
+	return ""
+}
+
 // details says, for an error message, what a failed result tells of the
 // failure beyond its text: its subtype when not "success", the API error
 // status and the terminal reason; "" when none.
@@ -342,7 +368,7 @@ func (r claudeResult) details() string {
 	if r.Subtype != "success" {
 		parts = append(parts, "subtype "+strconv.Quote(r.Subtype))
 	}
-	if s := strings.Trim(string(bytes.TrimSpace(r.APIErrorStatus)), `"`); s != "" && s != "null" {
+	if s := r.apiStatus(); s != "" {
 		parts = append(parts, "API error status "+s)
 	}
 	if r.TerminalReason != "" {

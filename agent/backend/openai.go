@@ -86,6 +86,9 @@ type OpenAIConfig struct {
 //   - with an error wrapping ErrUsageLimited when the provider's quota is
 //     exhausted, ErrTimeout when Turn.Timeout expires, or the context's
 //     error when ctx is cancelled (running tools get the same context);
+//   - with an *agent.SetupError when no retry can help: the server refuses
+//     the key (401, 403), knows neither the model nor the URL (404), or
+//     still refuses connections after the retries (see llm.SetupError);
 //   - with an error when a tool fails as machinery (not a model mistake)
 //     or the transcript cannot be written.
 //
@@ -113,6 +116,32 @@ func NewOpenAI(cfg OpenAIConfig) *OpenAI {
 		cfg.Now = time.Now
 	}
 	return &OpenAI{cfg: cfg}
+}
+
+// Check asks the model server for its models, when the client can (see
+// llm.Client.Check); see agent.Checker.
+func (o *OpenAI) Check(ctx context.Context) (string, error) {
+	c, ok := o.cfg.Client.(interface {
+		Check(context.Context) (string, error)
+	})
+	if !ok {
+		return "", nil
+	}
+	found, err := c.Check(ctx)
+	if errors.As(err, new(*llm.SetupError)) {
+		err = setupError(err, "")
+	}
+	return found, err
+}
+
+// setupError is an *llm.SetupError in err as the agent contract's, its
+// cause after prefix.
+func setupError(err error, prefix string) error {
+	var se *llm.SetupError
+	if !errors.As(err, &se) {
+		return err
+	}
+	return &agent.SetupError{Cause: prefix + se.Cause, Fix: se.Fix}
 }
 
 // errTurnTimeout is the cause of a turn context that hit Turn.Timeout.
@@ -281,6 +310,8 @@ func (r *turnRun) request(ctx context.Context, wrapUp bool) (llm.Response, error
 			err = r.ctxErr(ctx)
 		case errors.Is(err, llm.ErrQuota):
 			err = fmt.Errorf("%w: %v", agent.ErrUsageLimited, err)
+		case errors.As(err, new(*llm.SetupError)):
+			err = setupError(err, fmt.Sprintf("model request %d: ", n))
 		default:
 			err = fmt.Errorf("model request %d: %w", n, err)
 		}

@@ -209,6 +209,34 @@ func TestOpenAIPermanentErrorEndsTurn(t *testing.T) {
 	if err == nil || errors.Is(err, agent.ErrUsageLimited) || !strings.Contains(err.Error(), "OPENAI_API_KEY") {
 		t.Fatalf("err = %v, want a failure telling to check OPENAI_API_KEY", err)
 	}
+	// No retry changes it: the run stops at once (agent.SetupError).
+	var se *agent.SetupError
+	if !errors.As(err, &se) || se.Cause != "model request 1: model request rejected: HTTP 401: bad key" || !strings.HasPrefix(se.Fix, "check OPENAI_API_KEY") {
+		t.Errorf("err = %v (%T), want an *agent.SetupError with the cause and the fix apart", err, err)
+	}
+}
+
+// The built-in agent's check before the first turn is the model list; a
+// refused key is a setup error, an unlisted model a doubt.
+func TestOpenAICheck(t *testing.T) {
+	srv := llmtest.Start(t)
+	srv.SetModels("fake-model")
+	found, err := NewOpenAI(OpenAIConfig{Client: newClient(t, srv)}).Check(context.Background())
+	if err != nil || !strings.Contains(found, `serves the model "fake-model"`) {
+		t.Errorf("Check = %q, %v", found, err)
+	}
+	srv.SetKey("sk-other")
+	_, err = NewOpenAI(OpenAIConfig{Client: newClient(t, srv)}).Check(context.Background())
+	var se *agent.SetupError
+	if !errors.As(err, &se) || !strings.Contains(se.Cause, "HTTP 401") || !strings.Contains(se.Fix, "OPENAI_API_KEY") {
+		t.Errorf("Check with a wrong key: %v (%T), want an *agent.SetupError", err, err)
+	}
+	srv.SetKey("")
+	srv.SetModels("another")
+	_, err = NewOpenAI(OpenAIConfig{Client: newClient(t, srv)}).Check(context.Background())
+	if err == nil || errors.As(err, &se) {
+		t.Errorf("Check of an unlisted model: %v, want a doubt, not a setup error", err)
+	}
 }
 
 func TestOpenAIUsage(t *testing.T) {

@@ -3,8 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -19,18 +22,35 @@ import (
 //
 // With the argument quota, every request is refused with insufficient_quota;
 // with nousage, the replies carry no usage; with probe, every shell
-// command of the model first runs `sh "$PROBE" shell` (see sandbox.txtar).
+// command of the model first runs `sh "$PROBE" shell` (see sandbox.txtar);
+// with expire, the key is refused (401) from the first request of an
+// execution turn on. Setup errors: key=K refuses any other key (401);
+// models=A,B lists those models and refuses others (404 model_not_found);
+// nov1 points $OPENAI_BASE_URL at the server without /v1; closed points
+// it at a port where nothing listens.
 //
-//	fakeopenai [quota|nousage|probe]
+//	fakeopenai [quota|nousage|probe|expire|nov1|closed] [key=K] [models=A,B]
 func cmdFakeOpenAI(ts *testscript.TestScript, neg bool, args []string) {
 	mode := ""
-	if len(args) == 1 {
-		mode = args[0]
-	}
-	if neg || len(args) > 1 || mode != "" && mode != "quota" && mode != "nousage" && mode != "gitplant" && mode != "gitredirect" && mode != "controlplant" && mode != "configplant" && mode != "probe" {
-		ts.Fatalf("usage: fakeopenai [quota|nousage|gitplant|gitredirect|controlplant|configplant|probe]")
-	}
 	srv := llmtest.NewServer()
+	for _, a := range args {
+		switch k, v, _ := strings.Cut(a, "="); k {
+		case "key":
+			srv.SetKey(v)
+		case "models":
+			srv.SetModels(strings.Split(v, ",")...)
+		default:
+			if mode != "" {
+				ts.Fatalf("fakeopenai: two modes, %s and %s", mode, a)
+			}
+			mode = a
+		}
+	}
+	known := []string{"", "quota", "nousage", "gitplant", "gitredirect", "controlplant", "configplant", "probe", "expire", "nov1", "closed"}
+	if neg || !slices.Contains(known, mode) {
+		ts.Fatalf("usage: fakeopenai [quota|nousage|gitplant|gitredirect|controlplant|configplant|probe|expire|nov1|closed] [key=K] [models=A,B]")
+	}
+	base := srv.URL()
 	switch mode {
 	case "quota":
 		srv.SetFallback(func(llmtest.Request) llmtest.Step { return llmtest.Step{Fault: llmtest.Quota} })
@@ -50,10 +70,17 @@ func cmdFakeOpenAI(ts *testscript.TestScript, neg bool, args []string) {
 		srv.SetFallback(configPlantModel)
 	case "probe":
 		srv.SetFallback(scripted(`sh "$PROBE" shell && `))
+	case "expire":
+		srv.SetFallback(expiringModel())
+	case "nov1":
+		srv.SetFallback(scriptedModel)
+		base = strings.TrimSuffix(base, "/v1")
+	case "closed":
+		base = closedURL(ts)
 	default:
 		srv.SetFallback(scriptedModel)
 	}
-	ts.Setenv("OPENAI_BASE_URL", srv.URL())
+	ts.Setenv("OPENAI_BASE_URL", base)
 	ts.Setenv("OPENAI_API_KEY", "")
 	ts.Defer(func() {
 		srv.Close()
@@ -69,6 +96,35 @@ func cmdFakeOpenAI(ts *testscript.TestScript, neg bool, args []string) {
 			}
 		}
 	})
+}
+
+// expiringModel is the scripted model until the first request of an
+// execution turn; from then on the key is refused, as when it is revoked
+// in the middle of a run.
+func expiringModel() func(llmtest.Request) llmtest.Step {
+	var mu sync.Mutex
+	expired := false
+	return func(r llmtest.Request) llmtest.Step {
+		mu.Lock()
+		defer mu.Unlock()
+		if !expired && len(r.Decoded) > 1 && !strings.Contains(r.Decoded[1].Content, "Do not implement any feature yet") {
+			expired = true
+		}
+		if expired {
+			return llmtest.Step{Fault: llmtest.Status, Status: 401, Code: "invalid_api_key", Message: "Incorrect API key provided: the key was revoked (llmtest)"}
+		}
+		return scriptedModel(r)
+	}
+}
+
+// closedURL is a base URL where nothing listens: a loopback port that was
+// bound a moment ago and closed.
+func closedURL(ts *testscript.TestScript) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	addr := l.Addr().String()
+	ts.Check(l.Close())
+	return "http://" + addr + "/v1"
 }
 
 var harnessDirPattern = regexp.MustCompile(`\.grub/[0-9a-f]{8}`)

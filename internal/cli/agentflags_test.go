@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -68,5 +71,33 @@ func TestAgentFlagsOnResume(t *testing.T) {
 				t.Fatalf("got %+v, %v; want %+v", got, applyErr, tt.want)
 			}
 		})
+	}
+}
+
+// A command agent's whole check before a run: its program is there. A
+// line that starts with the shell's own syntax is left to the shell.
+func TestCheckCommandProgram(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "agent.sh"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		cmd   string
+		fails bool
+	}{
+		{"sh -c 'echo hi'", false},
+		{"./agent.sh --headless", false},
+		{"exit 1", false},
+		{"FOO=1 my-agent", false},
+		{"'quoted name' x", false},
+		{"cd sub && ./agent", false},
+		{"no-such-agent-program --headless", true},
+		{"./missing.sh", true},
+	} {
+		err := checkCommandProgram(tt.cmd, root)
+		var usage *UsageError
+		if (err != nil) != tt.fails || (err != nil && !errors.As(err, &usage)) {
+			t.Errorf("checkCommandProgram(%q) = %v, want a usage error: %v", tt.cmd, err, tt.fails)
+		}
 	}
 }

@@ -16,7 +16,7 @@ import (
 const (
 	ExitOK          = 0   // complete; for status/list etc.: the command worked
 	ExitFailed      = 1   // failed, or an internal error
-	ExitUsage       = 2   // usage error or bad input: flags, unknown id, invalid harness file
+	ExitUsage       = 2   // usage error or bad input: flags, unknown id, invalid harness file; an agent that cannot work (task paused)
 	ExitBlocked     = 3   // blocked
 	ExitBudget      = 4   // budget_limited or usage_limited
 	ExitPaused      = 5   // paused or stopped by a request

@@ -96,7 +96,9 @@ optional <id>, leaving it out means the most recently updated task.
 Exit codes:
   0    complete (for status, list and the other commands: the command worked)
   1    failed, or an internal error
-  2    usage error or bad input (flags, unknown id, invalid harness file)
+  2    usage error or bad input (flags, unknown id, invalid harness file),
+       or an agent that cannot work: a refused key, an unknown model or
+       URL, no server, a program that does not run (task left paused)
   3    blocked
   4    budget_limited or usage_limited
   5    paused or stopped by a request

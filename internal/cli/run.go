@@ -211,6 +211,9 @@ type agentSandbox struct {
 func newAgent(s harness.Agent, root string, getenv func(string) string, sb agentSandbox) (agent.Agent, error) {
 	switch s.Kind {
 	case harness.AgentCommand:
+		if err := checkCommandProgram(s.Command, root); err != nil {
+			return nil, err
+		}
 		c := backend.NewCommand(s.Command)
 		c.Wrap, c.ExtraEnv = sb.Wrap, sb.ExtraEnv
 		return c, nil
@@ -280,6 +283,34 @@ func agentProgram(s harness.Agent, root string) (string, error) {
 		return "", usageErrorf("--agent %s: cannot run %s (%v): install %s or name the program with --agent-bin", s.Kind, bin, err, product)
 	}
 	return path, nil
+}
+
+// shellWords are the first words of a command line that are the shell's
+// own (builtins and keywords), not a program to look up.
+var shellWords = map[string]bool{
+	".": true, ":": true, "cd": true, "exec": true, "eval": true, "export": true, "set": true,
+	"source": true, "if": true, "for": true, "while": true, "until": true, "case": true,
+	"time": true, "command": true, "test": true, "true": true, "false": true, "echo": true,
+	"printf": true, "read": true, "trap": true, "ulimit": true, "umask": true, "unset": true, "wait": true,
+	"exit": true, "return": true, "shift": true, "alias": true, "type": true, "hash": true, "getopts": true,
+	"let": true, "local": true, "readonly": true, "declare": true, "typeset": true, "kill": true, "times": true,
+}
+
+// checkCommandProgram looks up the program a --agent-cmd line starts, the
+// command agent's whole check before a run: a program that is not there is
+// a usage error, not a string of failed turns. A line that starts with
+// shell syntax (an assignment, a quote, a builtin, a redirection) is left
+// to the shell. A relative path is relative to the workspace root, where
+// the command runs.
+func checkCommandProgram(cmd, root string) error {
+	fields := strings.Fields(cmd)
+	if len(fields) == 0 || shellWords[fields[0]] || strings.ContainsAny(fields[0], "=$`'\"\\(){}[]<>|&;*?~!#") {
+		return nil
+	}
+	if _, err := proc.LookProgram(fields[0], root); err != nil {
+		return usageErrorf("--agent-cmd: cannot run %s (%v): install it, or fix --agent-cmd", fields[0], err)
+	}
+	return nil
 }
 
 // runOptions are what start and resume hand to runTask.
@@ -397,6 +428,10 @@ func runTask(ctx context.Context, o runOptions) error {
 	switch {
 	case errors.Is(runErr, controller.ErrInterrupted):
 		return &ExitError{Code: ExitInterrupted} // the controller has said so
+	case errors.Is(runErr, controller.ErrSetup):
+		// A key, model, URL or program to fix: bad input, as a flag would
+		// be; the task is paused, and the controller has said why.
+		return &ExitError{Code: ExitUsage}
 	case runErr != nil:
 		return runErr
 	case final.Status == harness.StatusComplete:

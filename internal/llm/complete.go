@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"syscall"
@@ -41,12 +42,16 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 		if ctx.Err() != nil {
 			return Response{Retries: retries}, fmt.Errorf("model request cancelled: %w", context.Cause(ctx))
 		}
-		wait, cerr := classify(err, header)
+		wait, cerr := c.classify(err, header)
 		if cerr != nil {
 			return Response{Retries: retries}, cerr
 		}
 		if retries >= c.maxRetries {
-			return Response{Retries: retries}, fmt.Errorf("model request failed after %d retries: %w", retries, describe(err))
+			cause := fmt.Sprintf("model request failed after %d retries: %v", retries, describe(err))
+			if isUnreachable(err) {
+				return Response{Retries: retries}, &SetupError{Cause: cause, Fix: c.unreachableFix()}
+			}
+			return Response{Retries: retries}, errors.New(cause)
 		}
 		retries++
 		if wait <= 0 {
@@ -78,8 +83,9 @@ func (c *Client) attempt(ctx context.Context, oreq openai.ChatCompletionRequest)
 }
 
 // classify decides what to do with a failed attempt: it returns a wait
-// (zero: use the backoff) for an error worth retrying, or a final error.
-func classify(err error, header http.Header) (time.Duration, error) {
+// (zero: use the backoff) for an error worth retrying, or a final error:
+// a *SetupError for a refused key and an unknown model or URL.
+func (c *Client) classify(err error, header http.Header) (time.Duration, error) {
 	if errors.Is(err, errEmptyReply) || errors.Is(err, errAttemptTimeout) {
 		return 0, nil
 	}
@@ -94,7 +100,11 @@ func classify(err error, header http.Header) (time.Duration, error) {
 		case status >= 500, status == http.StatusRequestTimeout, status == http.StatusConflict:
 			return retryAfter(header, time.Now()), nil
 		}
-		return 0, fmt.Errorf("model request rejected: HTTP %d: %s%s", status, msg, hint(status))
+		cause := fmt.Sprintf("model request rejected: HTTP %d: %s", status, msg)
+		if fix := c.setupFix(status); fix != "" {
+			return 0, &SetupError{Cause: cause, Fix: fix}
+		}
+		return 0, fmt.Errorf("%s%s", cause, hint(status))
 	}
 	if isTransient(err) {
 		return 0, nil
@@ -131,14 +141,48 @@ func isQuota(status int, code, typ, msg string) bool {
 		strings.Contains(msg, q)
 }
 
-func hint(status int) string {
+// setupFix is what to change after a refusal that no retry can change
+// (401, 403, 404); "" for any other status.
+func (c *Client) setupFix(status int) string {
 	switch status {
 	case http.StatusUnauthorized:
-		return ": check OPENAI_API_KEY"
+		return "check OPENAI_API_KEY: the server at " + c.base + " refused it"
 	case http.StatusForbidden:
-		return ": check that OPENAI_API_KEY may use this model"
+		return fmt.Sprintf("check that OPENAI_API_KEY may use the model %q on %s", c.model, c.base)
 	case http.StatusNotFound:
-		return ": check --model (GRUB_MODEL) and --base-url (OPENAI_BASE_URL)"
+		if fix := c.noV1Fix(); fix != "" {
+			return fix
+		}
+		return fmt.Sprintf("check --model (GRUB_MODEL): the server at %s may not know %q; and --base-url (OPENAI_BASE_URL)", c.base, c.model)
+	}
+	return ""
+}
+
+// noV1Fix is the hint for a 404 from a base URL whose path does not end
+// in /v1, where OpenAI-compatible servers serve the API; "" when it does.
+func (c *Client) noV1Fix() string {
+	u, err := url.Parse(c.base)
+	if err != nil || strings.HasSuffix(u.Path, "/v1") {
+		return ""
+	}
+	return fmt.Sprintf("the base URL %s does not end in /v1, where OpenAI-compatible servers serve the API: try --base-url %s/v1 (or OPENAI_BASE_URL)", c.base, c.base)
+}
+
+// unreachableFix is what to change when nothing answers at the base URL.
+func (c *Client) unreachableFix() string {
+	return "nothing answers at " + c.base + ": start the server, or check --base-url (OPENAI_BASE_URL)"
+}
+
+// isUnreachable reports a transport error that says no server is there:
+// the connection refused, the host unknown, no route to it.
+func isUnreachable(err error) bool {
+	var dnsErr *net.DNSError
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EHOSTUNREACH) ||
+		errors.Is(err, syscall.ENETUNREACH) || (errors.As(err, &dnsErr) && dnsErr.IsNotFound)
+}
+
+func hint(status int) string {
+	switch status {
 	case http.StatusBadRequest, http.StatusUnprocessableEntity:
 		return ": the server refused the request; check that the model supports tool calling and that the context window is large enough (--context-window)"
 	}

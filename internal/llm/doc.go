@@ -14,7 +14,14 @@
 // counted in Response.Retries. Quota exhaustion (`insufficient_quota`, or
 // HTTP 402) is not retried and is reported as an error wrapping ErrQuota.
 // Other client errors (400, 401, 403, 404, ...) are not retried either;
-// their message says what to check.
+// their message says what to check. Those no later request can change (a
+// refused key, 401 and 403; an unknown model or URL, 404) and a server
+// that still refuses connections after the retries are a *SetupError,
+// whose Fix names the flag or variable to change (a 404 from a base URL
+// not ending in /v1 says to add it).
+//
+// Check lists the server's models (GET <base>/models), once and without
+// retries: the check grub makes before a run's first turn.
 //
 // Usage is taken from the reply (prompt_tokens,
 // prompt_tokens_details.cached_tokens, completion_tokens). A server that

@@ -96,6 +96,17 @@ type Response struct {
 // retried: waiting does not help.
 var ErrQuota = errors.New("the model provider's quota is exhausted (insufficient_quota)")
 
+// SetupError is a refusal or failure that retrying cannot change: the
+// server refused the key (401, 403), knows neither the model nor the URL
+// (404), or cannot be reached at all. Fix says what to change; it names
+// the flag or the variable.
+type SetupError struct {
+	Cause string
+	Fix   string
+}
+
+func (e *SetupError) Error() string { return e.Cause + "; " + e.Fix }
+
 // Config configures a Client. Only Model is required; see New.
 type Config struct {
 	// BaseURL is the API root, e.g. http://localhost:11434/v1 for Ollama;
@@ -126,6 +137,7 @@ type Config struct {
 // Client sends chat-completions requests. It is safe for concurrent use.
 type Client struct {
 	api        *openai.Client
+	base       string // the API root, without a trailing slash
 	model      string
 	timeout    time.Duration
 	maxRetries int
@@ -158,6 +170,7 @@ func New(cfg Config) (*Client, error) {
 	oc.HTTPClient = hc
 	c := &Client{
 		api:        openai.NewClientWithConfig(oc),
+		base:       base,
 		model:      cfg.Model,
 		timeout:    cfg.RequestTimeout,
 		maxRetries: cfg.MaxRetries,

@@ -41,6 +41,13 @@ func Markdown(w io.Writer, r *Report) error {
 		}
 		fmt.Fprintf(&b, "The referee caught: %s.\n\n", strings.Join(parts, ", "))
 	}
+	if len(r.Failed) > 0 {
+		var parts []string
+		for _, c := range r.Failed {
+			parts = append(parts, fmt.Sprintf("%d × %s", c.Count, kindText(c.Kind)))
+		}
+		fmt.Fprintf(&b, "Turns that failed without a catch: %s.\n\n", strings.Join(parts, ", "))
+	}
 	b.WriteString("| turn | commit | decision | feature | time | verification | tokens | what happened |\n")
 	b.WriteString("|---:|---|---|---|---:|---|---:|---|\n")
 	for _, t := range r.Turns {

@@ -44,7 +44,11 @@ type Report struct {
 	Budgets     Budgets   `json:"budgets"`
 	Features    Features  `json:"features"`
 	Caught      []Count   `json:"caught"`
-	Turns       []Turn    `json:"turns"`
+	// Failed counts the turns that failed without a catch of the
+	// referee's: the agent failed (a crash, a model it could not reach)
+	// or ran out of time.
+	Failed []Count `json:"failed"`
+	Turns  []Turn  `json:"turns"`
 }
 
 // Budgets is what the task used against its limits; a limit of 0 is none.
@@ -194,6 +198,11 @@ type Finding struct {
 	Text string `json:"text"`
 }
 
+// failedKinds are the kinds that are not the referee's catches: the turn
+// failed before there was anything to referee (infrastructure, a crash,
+// the clock). They are counted in Report.Failed, not Report.Caught.
+var failedKinds = []harness.FindingKind{harness.FindingTimeout, harness.FindingAgentError}
+
 // kindOrder is the order kinds are counted and shown in.
 var kindOrder = []harness.FindingKind{
 	harness.FindingCompletionRejected, harness.FindingIllegalEdit, harness.FindingTampering,
@@ -208,7 +217,7 @@ func Build(in Input) *Report {
 		Task: st.ID, Goal: st.Goal, Status: string(st.Status), Phase: string(st.Phase),
 		StopReason: st.StopReason, Agent: agentName(st.Agent),
 		CreatedAt: st.CreatedAt.UTC(), UpdatedAt: st.UpdatedAt.UTC(), GeneratedAt: in.Now.UTC(),
-		Budgets: budgets(st), Caught: []Count{}, Turns: []Turn{},
+		Budgets: budgets(st), Caught: []Count{}, Failed: []Count{}, Turns: []Turn{},
 	}
 	r.Turns = joinTurns(harness.LatestTurns(in.Turns), in.Commits)
 	r.Features = features(in.Features, r.Turns)
@@ -219,7 +228,12 @@ func Build(in Input) *Report {
 		}
 	}
 	for _, k := range kindOrder {
-		if n := counts[string(k)]; n > 0 {
+		n := counts[string(k)]
+		switch {
+		case n == 0:
+		case slices.Contains(failedKinds, k):
+			r.Failed = append(r.Failed, Count{Kind: string(k), Count: n})
+		default:
 			r.Caught = append(r.Caught, Count{Kind: string(k), Count: n})
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -301,6 +302,48 @@ func firstTableLine(out, l string) int {
 		at--
 	}
 	return at
+}
+
+// A turn that failed from infrastructure (a model it could not reach, a
+// crash) or ran out of time is not a catch of the referee's: it is
+// counted apart, in the JSON, the Markdown and the page.
+func TestFailedTurnsAreNotCatches(t *testing.T) {
+	in := fixture()
+	unreachable := harness.Finding{Kind: harness.FindingAgentError, Text: "the agent failed: model request 1: connection refused"}
+	for i := range in.Turns[:3] {
+		in.Turns[i].Findings = append(in.Turns[i].Findings, unreachable)
+	}
+	in.Turns[1].Findings = append(in.Turns[1].Findings, harness.Finding{Kind: harness.FindingTimeout, Text: "the turn timed out"})
+	r := Build(in)
+	if len(r.Caught) != 1 || r.Caught[0].Kind != "verification_failed" {
+		t.Errorf("caught = %+v, want the failed verification only", r.Caught)
+	}
+	want := []Count{{Kind: "timeout", Count: 1}, {Kind: "agent_error", Count: 3}}
+	if !slices.Equal(r.Failed, want) {
+		t.Errorf("failed = %+v, want %+v", r.Failed, want)
+	}
+	data, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := schemas.Validate(schemas.ReportOutput, "report", data); err != nil {
+		t.Fatal(err)
+	}
+	var mdb, pageb bytes.Buffer
+	if err := Markdown(&mdb, r); err != nil {
+		t.Fatal(err)
+	}
+	md := mdb.String()
+	if !strings.Contains(md, "The referee caught: 1 × failed verification.") || !strings.Contains(md, "Turns that failed without a catch: 1 × turn timed out, 3 × agent failed.") {
+		t.Errorf("Markdown does not count the failed turns apart:\n%s", md)
+	}
+	if err := HTML(&pageb, r); err != nil {
+		t.Fatal(err)
+	}
+	page := pageb.String()
+	if !strings.Contains(page, "Turns that failed without a catch: 1 × turn timed out, 3 × agent failed.") || !strings.Contains(page, "The referee caught: 1 × failed verification.") {
+		t.Errorf("the page does not count the failed turns apart")
+	}
 }
 
 // A turn that ran the completion audit shows it: the report's JSON holds

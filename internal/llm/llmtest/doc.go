@@ -7,6 +7,13 @@
 // OpenAI-style error body. A reply may carry usage with
 // prompt_tokens_details.cached_tokens, or no usage at all.
 //
+// It serves under /v1 only (<URL> ends in /v1; any other path is a plain
+// 404, as a real server answers a base URL without /v1), and GET
+// <URL>/models lists the models SetModels names. SetKey makes it refuse
+// a wrong key (401 invalid_api_key) and SetModels a chat request for a
+// model it does not list (404 model_not_found), before the script is
+// consulted.
+//
 // Steps are consumed in order, one per request. When the script runs out,
 // the Fallback function (if set) answers; otherwise the request gets a 400
 // and the server records the mistake. Start registers a cleanup that fails

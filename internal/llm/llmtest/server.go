@@ -8,8 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -149,6 +149,8 @@ type Server struct {
 	srv *httptest.Server
 
 	mu       sync.Mutex
+	key      string   // the key requests must carry; "" for any
+	models   []string // the models served; nil for any
 	script   []Step
 	requests []Request
 	problems []error
@@ -187,6 +189,24 @@ func (s *Server) SetFallback(f func(Request) Step) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.Fallback = f
+}
+
+// SetKey makes the server refuse, as OpenAI does (401 invalid_api_key),
+// every request whose Authorization header is not "Bearer " + key; ""
+// takes any.
+func (s *Server) SetKey(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.key = key
+}
+
+// SetModels makes the server list these models (GET /v1/models) and
+// refuse a chat request for any other, as OpenAI does (404
+// model_not_found); with none set it lists none and takes any model.
+func (s *Server) SetModels(ids ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.models = append([]string(nil), ids...)
 }
 
 // Push appends steps to the script.
@@ -236,9 +256,23 @@ func (s *Server) problem(w http.ResponseWriter, format string, args ...any) {
 	writeError(w, http.StatusBadRequest, "invalid_request_error", "llmtest", err.Error(), "")
 }
 
+// serve answers under /v1 only, as OpenAI-compatible servers do: any
+// other path is a plain 404, which a client with a base URL without /v1
+// gets.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+	switch {
+	case r.URL.Path == "/v1/models" && r.Method == http.MethodGet:
+		if s.authorized(w, r) {
+			s.listModels(w)
+		}
+		return
+	case r.URL.Path != "/v1/chat/completions":
+		http.NotFound(w, r)
+		return
+	case r.Method != http.MethodPost:
 		s.problem(w, "unexpected %s %s: only POST /v1/chat/completions is served", r.Method, r.URL.Path)
+		return
+	case !s.authorized(w, r):
 		return
 	}
 	body, err := io.ReadAll(r.Body)
@@ -265,6 +299,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		req.Decoded = append(req.Decoded, dm)
 	}
 
+	if !s.serves(raw.Model) {
+		writeError(w, http.StatusNotFound, "invalid_request_error", "model_not_found",
+			fmt.Sprintf("The model `%s` does not exist or you do not have access to it. (llmtest)", raw.Model), "")
+		return
+	}
 	s.mu.Lock()
 	req.N = len(s.requests) + 1
 	s.requests = append(s.requests, req)
@@ -283,6 +322,36 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		step = fallback(req)
 	}
 	s.answer(w, r, req.N, step)
+}
+
+// authorized checks the request's key against SetKey's and answers 401
+// when it is wrong.
+func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
+	s.mu.Lock()
+	key := s.key
+	s.mu.Unlock()
+	if key == "" || r.Header.Get("Authorization") == "Bearer "+key {
+		return true
+	}
+	writeError(w, http.StatusUnauthorized, "invalid_request_error", "invalid_api_key", "Incorrect API key provided. (llmtest)", "")
+	return false
+}
+
+// serves reports whether a chat request for model is taken.
+func (s *Server) serves(model string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.models == nil || slices.Contains(s.models, model)
+}
+
+func (s *Server) listModels(w http.ResponseWriter) {
+	s.mu.Lock()
+	data := []any{}
+	for _, id := range s.models {
+		data = append(data, map[string]any{"id": id, "object": "model", "created": 0, "owned_by": "llmtest"})
+	}
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
 }
 
 func (s *Server) answer(w http.ResponseWriter, r *http.Request, n int, step Step) {

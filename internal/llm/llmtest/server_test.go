@@ -150,3 +150,51 @@ func TestParseScript(t *testing.T) {
 		}
 	}
 }
+
+// The server answers under /v1 only, lists the models SetModels names,
+// and refuses a wrong key and an unknown model before the script runs.
+func TestServerPathsKeyAndModels(t *testing.T) {
+	s := NewServer(Text("hi", nil))
+	defer s.Close()
+	resp, err := http.Post(strings.TrimSuffix(s.URL(), "/v1")+"/chat/completions", "application/json", strings.NewReader(`{"model":"m","messages":[]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("POST /chat/completions without /v1: status %d, want 404", resp.StatusCode)
+	}
+
+	s.SetModels("m")
+	s.SetKey("sk-right")
+	req, _ := http.NewRequest(http.MethodGet, s.URL()+"/models", nil)
+	req.Header.Set("Authorization", "Bearer sk-right")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `"id":"m"`) {
+		t.Errorf("GET /v1/models: %d %s", resp.StatusCode, b)
+	}
+
+	if code, out := post(t, s, `{"model":"m","messages":[]}`); code != http.StatusUnauthorized || !strings.Contains(stringify(out), "invalid_api_key") {
+		t.Errorf("no key: %d %v, want 401 invalid_api_key", code, out)
+	}
+	s.SetKey("")
+	if code, out := post(t, s, `{"model":"other","messages":[]}`); code != http.StatusNotFound || !strings.Contains(stringify(out), "model_not_found") {
+		t.Errorf("unknown model: %d %v, want 404 model_not_found", code, out)
+	}
+	if code, _ := post(t, s, `{"model":"m","messages":[]}`); code != 200 {
+		t.Errorf("known model: %d, want the script's reply", code)
+	}
+	if err := s.Verify(); err != nil || len(s.Requests()) != 1 {
+		t.Errorf("Verify = %v, %d requests recorded; want none refused on the record", err, len(s.Requests()))
+	}
+}
+
+func stringify(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
