@@ -394,24 +394,8 @@ func runTask(ctx context.Context, o runOptions) error {
 	if o.Reap && becomeReaper() {
 		copts.Reaper = procReaper{}
 	}
-	repo, err := openRepo(o.Store.Root)
-	if err != nil {
+	if err := wireGit(o, st, &copts); err != nil {
 		return err
-	}
-	switch {
-	case repo == nil:
-		fmt.Fprintln(o.IO.ErrOut, "grub: the workspace is not a git repository: running without commits")
-	case st.NoCommit:
-		copts.Changes = gitChanges{repo}
-	default:
-		if err := checkFilters(repo); err != nil {
-			return err
-		}
-		copts.Committer, copts.Changes = gitCommitter{repo, o.Store}, gitChanges{repo}
-		copts.History = gitHistory{repo, o.Store, o.ID}
-	}
-	if repo != nil {
-		copts.GitGuard = gitGuard{repo}
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -439,6 +423,31 @@ func runTask(ctx context.Context, o runOptions) error {
 	}
 	// The controller has already said why the task stopped.
 	return &ExitError{Code: ExitCodeForStatus(final.Status)}
+}
+
+// wireGit gives the controller the workspace's repository: the committer,
+// the change check, the history check and the guard over .git, as the
+// task asks (none outside git, no commits with --no-commit).
+func wireGit(o runOptions, st *harness.State, copts *controller.Options) error {
+	repo, err := openRepo(o.Store.Root)
+	if err != nil {
+		return err
+	}
+	switch {
+	case repo == nil:
+		fmt.Fprintln(o.IO.ErrOut, "grub: the workspace is not a git repository: running without commits")
+		return nil
+	case st.NoCommit:
+		copts.Changes = gitChanges{repo}
+	default:
+		if err := checkFilters(repo); err != nil {
+			return err
+		}
+		copts.Committer, copts.Changes = gitCommitter{repo, o.Store}, gitChanges{repo}
+		copts.History = gitHistory{repo, o.Store, o.ID}
+	}
+	copts.GitGuard = gitGuard{repo}
+	return nil
 }
 
 // runSandbox is what the commands of a run get from its sandbox: the
