@@ -35,6 +35,15 @@ const (
 	FindingOther              FindingKind = "other"
 )
 
+// Caught reports whether a finding of kind k is a catch of the referee's:
+// something the agent did that grub checked and refused. A timeout and an
+// agent that failed (a model that cannot be reached, a program that
+// crashed) are not: the turn failed before there was anything to referee.
+// The report, status and history count the two apart.
+func (k FindingKind) Caught() bool {
+	return k != FindingTimeout && k != FindingAgentError
+}
+
 // Finding is one thing the referee caught in a turn.
 type Finding struct {
 	Kind FindingKind `json:"kind"`

@@ -70,6 +70,9 @@ type historyTurn struct {
 	Tokens          *int64          `json:"tokens,omitempty"`
 	Features        *featuresOutput `json:"features,omitempty"`
 	Caught          []string        `json:"caught,omitempty"`
+	// Failed are the turn's findings that are not catches (a timeout, an
+	// agent that failed): harness.FindingKind.Caught.
+	Failed []string `json:"failed,omitempty"`
 }
 
 // enrich adds what the turn's ledger line knows to a turn read from git.
@@ -78,7 +81,11 @@ func (t *historyTurn) enrich(l harness.TurnRecord) {
 	t.Decision, t.DurationSeconds, t.Tokens = string(l.Decision), &d, &tok
 	t.Features = &featuresOutput{Passing: l.Passing, Total: l.Total}
 	for _, f := range l.Findings {
-		t.Caught = append(t.Caught, string(f.Kind))
+		if f.Kind.Caught() {
+			t.Caught = append(t.Caught, string(f.Kind))
+		} else {
+			t.Failed = append(t.Failed, string(f.Kind))
+		}
 	}
 }
 

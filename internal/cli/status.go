@@ -418,7 +418,11 @@ func turnRecordLine(l *harness.TurnRecord) string {
 		parts = append(parts, fmt.Sprintf("completion audit %d of %d passed", passed, audited))
 	}
 	for _, f := range l.Findings {
-		parts = append(parts, "caught: "+strings.ReplaceAll(string(f.Kind), "_", " "))
+		what := "caught: "
+		if !f.Kind.Caught() {
+			what = "failed: "
+		}
+		parts = append(parts, what+strings.ReplaceAll(string(f.Kind), "_", " "))
 	}
 	return strings.Join(parts, "; ")
 }

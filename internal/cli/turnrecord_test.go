@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,5 +27,30 @@ func TestTurnRecordLineSumsUpTheAudit(t *testing.T) {
 	}
 	if strings.Count(got, "audit") != 1 {
 		t.Errorf("the audit is named %d times", strings.Count(got, "audit"))
+	}
+}
+
+// An agent that failed (a model that cannot be reached) or a timeout is
+// the turn's failure, not the referee's catch: status and history say so
+// apart.
+func TestInfrastructureFailuresAreNotCatches(t *testing.T) {
+	l := harness.TurnRecord{Findings: []harness.Finding{
+		{Kind: harness.FindingAgentError, Text: "connection refused"},
+		{Kind: harness.FindingTimeout, Text: "ran out of time"},
+		{Kind: harness.FindingIllegalEdit, Text: "description changed"},
+	}}
+	got := turnRecordLine(&l)
+	for _, want := range []string{"failed: agent error", "failed: timeout", "caught: illegal edit"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("turn record %q lacks %q", got, want)
+		}
+	}
+	if strings.Contains(got, "caught: agent error") || strings.Contains(got, "caught: timeout") {
+		t.Errorf("turn record %q counts a failure as a catch", got)
+	}
+	var h historyTurn
+	h.enrich(l)
+	if !slices.Equal(h.Caught, []string{"illegal_edit"}) || !slices.Equal(h.Failed, []string{"agent_error", "timeout"}) {
+		t.Errorf("history caught %q, failed %q", h.Caught, h.Failed)
 	}
 }

@@ -198,11 +198,6 @@ type Finding struct {
 	Text string `json:"text"`
 }
 
-// failedKinds are the kinds that are not the referee's catches: the turn
-// failed before there was anything to referee (infrastructure, a crash,
-// the clock). They are counted in Report.Failed, not Report.Caught.
-var failedKinds = []harness.FindingKind{harness.FindingTimeout, harness.FindingAgentError}
-
 // kindOrder is the order kinds are counted and shown in.
 var kindOrder = []harness.FindingKind{
 	harness.FindingCompletionRejected, harness.FindingIllegalEdit, harness.FindingTampering,
@@ -231,7 +226,7 @@ func Build(in Input) *Report {
 		n := counts[string(k)]
 		switch {
 		case n == 0:
-		case slices.Contains(failedKinds, k):
+		case !k.Caught(): // counted in Report.Failed, not Report.Caught
 			r.Failed = append(r.Failed, Count{Kind: string(k), Count: n})
 		default:
 			r.Caught = append(r.Caught, Count{Kind: string(k), Count: n})
