@@ -4,9 +4,10 @@
 // budget left), and the short update appended when time or budget runs
 // low.
 //
-// Only the openai backend builds one. Claude Code and Codex read AGENTS.md
-// and CLAUDE.md themselves and keep their own time, so their backends add
-// nothing; a command agent is any program, and gets nothing either.
+// Only the openai backend builds one. Claude Code reads CLAUDE.md and
+// Codex AGENTS.md themselves, each with its own notion of the session, so
+// their backends add nothing (nor do they change the prompt); a command
+// agent is any program, and gets nothing either.
 
 package backend
 
@@ -112,7 +113,7 @@ func writeInstructions(b *strings.Builder, cfg tools.Config) {
 		fmt.Fprintf(b, "Project instructions: none (no %s in the workspace root).\n\n", strings.Join(InstructionFiles, " or "))
 		return
 	case f.Refused != "":
-		fmt.Fprintf(b, "Project instructions: %s is in the workspace root but was not read: %s\n\n", name, f.Refused)
+		fmt.Fprintf(b, "Project instructions: %s was not read: %s\n\n", name, f.Refused)
 		return
 	}
 	begin, end := fence(name, f.Text)

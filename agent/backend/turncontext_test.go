@@ -161,7 +161,7 @@ func TestTurnContextRefusesLinkOut(t *testing.T) {
 			t.Fatalf("a request holds the linked file or CLAUDE.md: %q", m.Content)
 		}
 	}
-	if c := msgs[1].Content; !strings.Contains(c, "AGENTS.md is in the workspace root but was not read") || !strings.Contains(c, "outside the workspace") {
+	if c := msgs[1].Content; !strings.Contains(c, "Project instructions: AGENTS.md was not read: ") || !strings.Contains(c, "outside the workspace") {
 		t.Errorf("the context does not say AGENTS.md was refused: %q", c)
 	}
 	msgs = oneTurn(t, func(ws string) {
