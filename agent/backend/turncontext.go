@@ -53,7 +53,9 @@ const lowShare = 4 // a quarter
 // that grub's rules, in the prompt, are the last word the model reads.
 // What changes during the turn is never rewritten into it: when the time
 // or the token budget left falls below a quarter, a short update is
-// appended to the conversation before the next request (update).
+// appended to the conversation before the next request (update). (The
+// shell runs every command to its end, so there are no commands still
+// running to list; background commands would be said in updates too.)
 type turnContext struct {
 	now      func() time.Time
 	turn     agent.Turn
