@@ -15,8 +15,16 @@ type Turn struct {
 	Workspace  string // absolute path of the workspace root; the agent's cwd
 	HarnessDir string // absolute path of the task's folder, <Workspace>/<TasksDir>/<id>
 	PromptFile string // absolute path of a file holding Prompt
-	Timeout    time.Duration
-	Locale     string // "en" or "zh": the language of prompts the backend adds
+	// Timeout bounds the turn: the task's turn timeout, or less when the
+	// time budget or the run's slice (--for) ends sooner; 0 means none.
+	Timeout time.Duration
+	// MaxIterations is the task's iteration cap (Iteration is 1-based);
+	// 0 means not given.
+	MaxIterations int
+	// TimeBudgetLeft is how much of the task's time budget is left as the
+	// turn starts; 0 means no time budget.
+	TimeBudgetLeft time.Duration
+	Locale         string // "en" or "zh": the language of prompts the backend adds
 	// TranscriptFile is where a backend that keeps a transcript of the
 	// turn appends it; "" means keep none.
 	TranscriptFile string

@@ -545,11 +545,8 @@ const (
 // ("" when neither did).
 func (c *Controller) turnTimeout() (d time.Duration, clip string) {
 	d = time.Duration(c.st.Limits.TurnTimeoutSeconds) * time.Second
-	if b := c.st.Limits.TimeBudgetSeconds; b > 0 {
-		left := time.Duration(b-c.st.Usage.TimeUsedSeconds)*time.Second - c.carry
-		if left < d {
-			d, clip = left, clipBudget
-		}
+	if left, ok := c.timeBudgetLeft(); ok && left < d {
+		d, clip = left, clipBudget
 	}
 	if !c.sliceEnd.IsZero() {
 		if left := c.sliceEnd.Sub(c.now()); left < d {
@@ -560,6 +557,16 @@ func (c *Controller) turnTimeout() (d time.Duration, clip string) {
 		d = max(d, time.Second)
 	}
 	return d, clip
+}
+
+// timeBudgetLeft is how much of the task's time budget is left; ok is
+// false when the task has none.
+func (c *Controller) timeBudgetLeft() (left time.Duration, ok bool) {
+	b := c.st.Limits.TimeBudgetSeconds
+	if b <= 0 {
+		return 0, false
+	}
+	return time.Duration(b-c.st.Usage.TimeUsedSeconds)*time.Second - c.carry, true
 }
 
 // sliceOver reports whether this run's slice (Options.Slice) has ended.

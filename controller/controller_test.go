@@ -266,13 +266,19 @@ func TestTimeBudgetEndsTask(t *testing.T) {
 	t.Parallel()
 	r := newTask(t, func(st *harness.State) { st.Limits.TimeBudgetSeconds = 6 })
 	a := r.agent("-features 2 -plan 2:hang")
-	a.OnWait = func(agent.Turn) { r.clock.Advance(6 * time.Second) }
+	var hung agent.Turn
+	a.OnWait = func(tn agent.Turn) { hung = tn; r.clock.Advance(6 * time.Second) }
 	st, err := r.runAgent(context.Background(), a, harness.LimitChanges{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.Status != harness.StatusBudgetLimited || !strings.Contains(st.StopReason, "time budget") {
 		t.Fatalf("status %s (%s)", st.Status, st.StopReason)
+	}
+	// The agent is told what is left, for the built-in agent's turn context.
+	if hung.TimeBudgetLeft != 6*time.Second || hung.Timeout != 6*time.Second || hung.MaxIterations != st.Limits.MaxIterations || hung.MaxIterations == 0 {
+		t.Errorf("turn 2 was given time budget left %s, timeout %s, max iterations %d; want 6s, 6s, %d",
+			hung.TimeBudgetLeft, hung.Timeout, hung.MaxIterations, st.Limits.MaxIterations)
 	}
 	if st.ConsecutiveFailures != 0 {
 		t.Errorf("a turn cut short by the time budget is not a failure: %d", st.ConsecutiveFailures)

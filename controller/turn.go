@@ -273,6 +273,8 @@ func (c *Controller) runAgent(ctx context.Context, plan turnPlan) (agent.Result,
 	start := c.now()
 	c.progress.TurnStarted(c.turnStatus(plan.feature, start))
 	stopBeat := c.heartbeat(plan.feature)
+	timeBudgetLeft, _ := c.timeBudgetLeft()
+	timeBudgetLeft = max(timeBudgetLeft, 0)
 	res, err := c.opts.Agent.RunTurn(turnCtx, agent.Turn{
 		TaskID:          st.ID,
 		Iteration:       st.CurrentIteration,
@@ -288,6 +290,8 @@ func (c *Controller) runAgent(ctx context.Context, plan turnPlan) (agent.Result,
 		ReadOnly:        harness.ReadOnlyFiles(),
 		Skipped:         harness.SkippedDirs(),
 		Timeout:         timeout,
+		MaxIterations:   st.Limits.MaxIterations,
+		TimeBudgetLeft:  timeBudgetLeft,
 		Locale:          st.Locale,
 		TokenBudgetLeft: tokensLeft(st),
 		Started:         func(pgid int) { start, _ := proc.StartTime(pgid); _ = c.lock.SetAgent(pgid, start) },

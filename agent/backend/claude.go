@@ -105,6 +105,9 @@ type ClaudeConfig struct {
 // without cost, which only the result reports. Token budgets
 // (Turn.TokenBudgetLeft) cannot stop Claude Code mid-turn.
 //
+// No turn context is added (see turncontext.go): Claude Code reads the
+// workspace's CLAUDE.md itself and keeps its own working directory.
+//
 // A result with is_error set or a subtype other than "success"
 // (error_max_turns, error_during_execution, …), a non-zero exit or output
 // with no result object is an error quoting what Claude Code said: its API

@@ -86,6 +86,9 @@ type CodexConfig struct {
 // is kept. Token budgets (Turn.TokenBudgetLeft) cannot stop Codex
 // mid-turn.
 //
+// No turn context is added (see turncontext.go): Codex reads the
+// workspace's AGENTS.md itself and keeps its own working directory.
+//
 // "turn.completed" and "turn.failed" decide the outcome. A top-level
 // "error" event alone does not: Codex also reports a dropped stream it is
 // retrying ("Reconnecting... 1/5") that way, so an error event counts only

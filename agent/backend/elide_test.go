@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/grub-dev/grub/agent"
 	"github.com/grub-dev/grub/agent/tools"
@@ -40,7 +41,8 @@ func TestOpenAIContextPressure(t *testing.T) {
 	// Stubbing starts above 80 % of the window, at about 4 bytes a token:
 	// room for the system prompt, the rest of the conversation and two
 	// results of 3 KB, not three.
-	window := (len(SystemPrompt()) + 7500) * 10 / 32
+	_, ctxMsg := newTurnContext(turn, tools.DefaultConfig(turn.Workspace, turn.SpillDir), time.Now)
+	window := (len(SystemPrompt()) + len(ctxMsg.Content) + 7500) * 10 / 32
 	res, err := NewOpenAI(OpenAIConfig{Client: newClient(t, srv), Tools: []tools.Tool{tool}, ContextWindow: window}).
 		RunTurn(context.Background(), turn)
 	if err != nil {
@@ -59,31 +61,31 @@ func TestOpenAIContextPressure(t *testing.T) {
 	}
 	// Request 4 holds three: the oldest is stubbed, the newer kept.
 	m4 := reqs[3].Decoded
-	if !stubbed(m4[3]) || stubbed(m4[5]) || stubbed(m4[7]) {
-		t.Errorf("request 4: stubbed = %v %v %v, want only the oldest", stubbed(m4[3]), stubbed(m4[5]), stubbed(m4[7]))
+	if !stubbed(m4[4]) || stubbed(m4[6]) || stubbed(m4[8]) {
+		t.Errorf("request 4: stubbed = %v %v %v, want only the oldest", stubbed(m4[4]), stubbed(m4[6]), stubbed(m4[8]))
 	}
-	for _, want := range []string{".grub/0123abcd/turns/0009.jsonl", m4[2].ToolCalls[0].ID, ".grub/0123abcd/spill/dump-1.txt"} {
-		if !strings.Contains(m4[3].Content, want) {
-			t.Errorf("stub %q does not name %q", m4[3].Content, want)
+	for _, want := range []string{".grub/0123abcd/turns/0009.jsonl", m4[3].ToolCalls[0].ID, ".grub/0123abcd/spill/dump-1.txt"} {
+		if !strings.Contains(m4[4].Content, want) {
+			t.Errorf("stub %q does not name %q", m4[4].Content, want)
 		}
 	}
 	// Request 5: the first stays stubbed, the second is stubbed too, the
 	// two newest are kept whole.
 	m5 := reqs[4].Decoded
-	if !stubbed(m5[3]) || !stubbed(m5[5]) || stubbed(m5[7]) || stubbed(m5[9]) {
-		t.Errorf("request 5: stubbed = %v %v %v %v, want the two oldest", stubbed(m5[3]), stubbed(m5[5]), stubbed(m5[7]), stubbed(m5[9]))
+	if !stubbed(m5[4]) || !stubbed(m5[6]) || stubbed(m5[8]) || stubbed(m5[10]) {
+		t.Errorf("request 5: stubbed = %v %v %v %v, want the two oldest", stubbed(m5[4]), stubbed(m5[6]), stubbed(m5[8]), stubbed(m5[10]))
 	}
-	if !bytes.Equal(reqs[3].Messages[3], reqs[4].Messages[3]) {
+	if !bytes.Equal(reqs[3].Messages[4], reqs[4].Messages[4]) {
 		t.Error("a stub changed between requests")
 	}
-	if m5[9].Content != big("result-4") {
+	if m5[10].Content != big("result-4") {
 		t.Error("the newest result was changed")
 	}
 	entries, err := ReadTranscript(res.Transcript)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := entries[2]; e.Type != EntryToolResult || e.Text != big("result-1") || e.Bytes != len(big("result-1")) {
+	if e := entries[3]; e.Type != EntryToolResult || e.Text != big("result-1") || e.Bytes != len(big("result-1")) {
 		t.Errorf("transcript lost the full first result: %+v", e.Type)
 	}
 }

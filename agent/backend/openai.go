@@ -68,12 +68,16 @@ type OpenAIConfig struct {
 // OpenAI is the `openai` backend, grub's built-in agent: its own tool loop
 // over an OpenAI-compatible chat-completions model.
 //
-// Each turn starts a fresh conversation: the embedded system prompt and the
-// turn's prompt as the user message. The model is called, the tools it asks
-// for are run in order and their results appended, until it answers without
-// tool calls; that answer is the turn's final message. The system prompt
-// and the tool definitions are the same bytes in every request of every
-// turn; everything that changes goes in the user message.
+// Each turn starts a fresh conversation: the embedded system prompt, the
+// turn context (turncontext.go: the working directory, the project's
+// AGENTS.md quoted as untrusted text, the turn number, the time and the
+// token budget left) and the turn's prompt, as two user messages. The
+// model is called, the tools it asks for are run in order and their
+// results appended, until it answers without tool calls; that answer is
+// the turn's final message. The system prompt and the tool definitions
+// are the same bytes in every request of every turn; everything that
+// changes goes in the user messages, and no message is rewritten once
+// sent (but for the stubs below).
 //
 // A turn also ends:
 //   - with an error after MaxRequests requests without a final answer;
@@ -152,7 +156,8 @@ func (o *OpenAI) RunTurn(ctx context.Context, t agent.Turn) (agent.Result, error
 	if o.cfg.Client == nil {
 		return agent.Result{}, errors.New("openai agent: no model client configured")
 	}
-	toolList, byName, defs, err := o.turnTools(t)
+	tcfg := o.toolsConfig(t)
+	toolList, byName, defs, err := o.turnTools(t, tcfg)
 	if err != nil {
 		return agent.Result{}, fmt.Errorf("openai agent: %w", err)
 	}
@@ -165,9 +170,11 @@ func (o *OpenAI) RunTurn(ctx context.Context, t agent.Turn) (agent.Result, error
 	if err != nil {
 		return agent.Result{}, fmt.Errorf("openai agent: %w", err)
 	}
+	tc, ctxMsg := newTurnContext(t, tcfg, o.cfg.Now)
 	r := &turnRun{
 		cfg:     o.cfg,
 		turn:    t,
+		context: tc,
 		tools:   byName,
 		names:   toolNames(toolList),
 		defs:    defs,
@@ -175,6 +182,7 @@ func (o *OpenAI) RunTurn(ctx context.Context, t agent.Turn) (agent.Result, error
 		stubRef: stubRef(t, tr.path),
 		msgs: []llm.Message{
 			{Role: llm.RoleSystem, Content: systemPrompt},
+			ctxMsg,
 			{Role: llm.RoleUser, Content: t.Prompt},
 		},
 		elided:  map[int]bool{},
@@ -182,7 +190,7 @@ func (o *OpenAI) RunTurn(ctx context.Context, t agent.Turn) (agent.Result, error
 		repeats: repeats{},
 		act:     activity{tell: t.Activity},
 	}
-	res, err := r.run(ctx)
+	res, err := r.run(ctx, ctxMsg)
 	if err != nil {
 		if werr := tr.write(TranscriptEntry{Type: EntryError, Error: err.Error()}, false); werr != nil {
 			err = errors.Join(err, werr)
@@ -195,16 +203,23 @@ func (o *OpenAI) RunTurn(ctx context.Context, t agent.Turn) (agent.Result, error
 	return res, err
 }
 
-// turnTools returns the tools offered in turn t, the same tools by name,
-// and their definitions for the model, in the order offered.
-func (o *OpenAI) turnTools(t agent.Turn) ([]tools.Tool, map[string]tools.Tool, []llm.ToolDef, error) {
+// toolsConfig is the standard tools' configuration for turn t; the turn
+// context reads AGENTS.md through the same confinement.
+func (o *OpenAI) toolsConfig(t agent.Turn) tools.Config {
+	cfg := tools.DefaultConfig(t.Workspace, t.SpillDir)
+	cfg.TasksDir, cfg.Protected, cfg.ReadOnly, cfg.Skipped = t.TasksDir, t.Protected, t.ReadOnly, t.Skipped
+	cfg.Started = t.Started
+	cfg.Env, cfg.Wrap = o.cfg.ShellEnv, o.cfg.ShellWrap
+	return cfg
+}
+
+// turnTools returns the tools offered in turn t (built from cfg unless
+// OpenAIConfig.Tools names them), the same tools by name, and their
+// definitions for the model, in the order offered.
+func (o *OpenAI) turnTools(t agent.Turn, cfg tools.Config) ([]tools.Tool, map[string]tools.Tool, []llm.ToolDef, error) {
 	toolList := o.cfg.Tools
 	if toolList == nil {
 		var err error
-		cfg := tools.DefaultConfig(t.Workspace, t.SpillDir)
-		cfg.TasksDir, cfg.Protected, cfg.ReadOnly, cfg.Skipped = t.TasksDir, t.Protected, t.ReadOnly, t.Skipped
-		cfg.Started = t.Started
-		cfg.Env, cfg.Wrap = o.cfg.ShellEnv, o.cfg.ShellWrap
 		toolList, err = tools.All(cfg)
 		if err != nil {
 			return nil, nil, nil, err
@@ -226,6 +241,7 @@ func (o *OpenAI) turnTools(t agent.Turn) ([]tools.Tool, map[string]tools.Tool, [
 type turnRun struct {
 	cfg     OpenAIConfig
 	turn    agent.Turn
+	context *turnContext
 	tools   map[string]tools.Tool
 	names   string
 	defs    []llm.ToolDef
@@ -241,7 +257,12 @@ type turnRun struct {
 	act      activity // what the turn tells agent.Turn.Activity
 }
 
-func (r *turnRun) run(ctx context.Context) (agent.Result, error) {
+// run is the turn's loop; ctxMsg is the turn context, already in the
+// conversation, recorded first in the transcript.
+func (r *turnRun) run(ctx context.Context, ctxMsg llm.Message) (agent.Result, error) {
+	if err := r.tr.write(TranscriptEntry{Type: EntryContext, Text: ctxMsg.Content}, false); err != nil {
+		return r.result(""), err
+	}
 	for {
 		if ctx.Err() != nil {
 			return r.result(""), r.ctxErr(ctx)
@@ -251,6 +272,12 @@ func (r *turnRun) run(ctx context.Context) (agent.Result, error) {
 		}
 		if r.requests >= r.cfg.MaxRequests {
 			return r.result(""), fmt.Errorf("request cap reached: %d model requests in this turn without a final answer (raise --max-requests, or ask for smaller steps)", r.cfg.MaxRequests)
+		}
+		if upd, ok := r.context.update(r.tokensUsed()); ok {
+			r.msgs = append(r.msgs, upd)
+			if err := r.tr.write(TranscriptEntry{Type: EntryContext, Text: upd.Content}, false); err != nil {
+				return r.result(""), err
+			}
 		}
 		resp, err := r.request(ctx, false)
 		if err != nil {

@@ -118,13 +118,14 @@ func TestOpenAIMultiStepTurn(t *testing.T) {
 	// Each request carries the conversation so far: the read result holds
 	// the file, the shell result the edited text.
 	last := reqs[3].Decoded
-	if len(last) != 8 {
-		t.Fatalf("last request has %d messages, want system, user and 3 × (call, result)", len(last))
+	if len(last) != 9 {
+		t.Fatalf("last request has %d messages, want system, context, user and 3 × (call, result)", len(last))
 	}
-	if last[0].Role != "system" || last[0].Content != SystemPrompt() || last[1].Role != "user" || last[1].Content != turn.Prompt {
-		t.Errorf("conversation does not start with the system prompt and the turn prompt: %+v", last[:2])
+	if last[0].Role != "system" || last[0].Content != SystemPrompt() || last[1].Role != "user" || !strings.HasPrefix(last[1].Content, "<turn-context>") ||
+		last[2].Role != "user" || last[2].Content != turn.Prompt {
+		t.Errorf("conversation does not start with the system prompt, the turn context and the turn prompt: %+v", last[:3])
 	}
-	for i, wantIn := range map[int]string{3: "hello, moon", 7: "hello, world"} {
+	for i, wantIn := range map[int]string{4: "hello, moon", 8: "hello, world"} {
 		if last[i].Role != "tool" || !strings.Contains(last[i].Content, wantIn) {
 			t.Errorf("message %d = %+v, want a tool result containing %q", i, last[i], wantIn)
 		}
@@ -144,14 +145,17 @@ func TestOpenAIMultiStepTurn(t *testing.T) {
 	for _, e := range entries {
 		kinds = append(kinds, e.Type)
 	}
-	wantKinds := "request tool_call tool_result request tool_call tool_result request tool_call tool_result request final"
+	wantKinds := "context request tool_call tool_result request tool_call tool_result request tool_call tool_result request final"
 	if strings.Join(kinds, " ") != wantKinds {
 		t.Errorf("transcript kinds = %v, want %s", kinds, wantKinds)
 	}
-	if e := entries[1]; e.Name != "read_file" || e.Arguments != `{"path":"greet.txt"}` || e.ID == "" {
+	if e := entries[0]; e.Text != last[1].Content {
+		t.Errorf("context entry = %+v, want the turn context sent", e)
+	}
+	if e := entries[2]; e.Name != "read_file" || e.Arguments != `{"path":"greet.txt"}` || e.ID == "" {
 		t.Errorf("tool_call entry = %+v", e)
 	}
-	if e := entries[3]; e.InputTokens != 1100 || e.CachedInputTokens != 900 || e.OutputTokens != 30 || e.N != 2 {
+	if e := entries[4]; e.InputTokens != 1100 || e.CachedInputTokens != 900 || e.OutputTokens != 30 || e.N != 2 {
 		t.Errorf("request entry = %+v", e)
 	}
 	if e := entries[len(entries)-1]; e.Text != finalMessage {
@@ -182,7 +186,7 @@ func TestOpenAIRetriesCounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) != 2 || entries[0].Type != EntryRequest || entries[0].Retries != 5 {
+	if len(entries) != 3 || entries[0].Type != EntryContext || entries[1].Type != EntryRequest || entries[1].Retries != 5 {
 		t.Errorf("transcript = %+v, want one request with 5 retries and the final", entries)
 	}
 }
@@ -308,7 +312,7 @@ func TestOpenAIModelMistakesGoBackToTheModel(t *testing.T) {
 		t.Fatalf("RunTurn = %q, %v", res.FinalMessage, err)
 	}
 	msgs := srv.Requests()[3].Decoded
-	for i, want := range map[int]string{3: `no tool named "no_such_tool"; the tools are echo, fails`, 5: "not valid JSON", 7: "no unique match"} {
+	for i, want := range map[int]string{4: `no tool named "no_such_tool"; the tools are echo, fails`, 6: "not valid JSON", 8: "no unique match"} {
 		if !strings.Contains(msgs[i].Content, want) {
 			t.Errorf("tool result %d = %q, want it to say %q", i, msgs[i].Content, want)
 		}
@@ -357,8 +361,8 @@ func TestOpenAIToolCallWrittenBeforeRun(t *testing.T) {
 	if readErr != nil {
 		t.Fatal(readErr)
 	}
-	if len(seen) != 2 || seen[1].Type != EntryToolCall || seen[1].ID != "c1" || seen[1].Arguments != `{"x":"y"}` {
-		t.Fatalf("transcript while the tool ran = %+v, want the request and the tool call", seen)
+	if len(seen) != 3 || seen[2].Type != EntryToolCall || seen[2].ID != "c1" || seen[2].Arguments != `{"x":"y"}` {
+		t.Fatalf("transcript while the tool ran = %+v, want the context, the request and the tool call", seen)
 	}
 }
 
@@ -409,8 +413,8 @@ func TestOpenAIPromptCacheStable(t *testing.T) {
 	if got := strings.Join(names, ","); got != "shell,read_file,write_file,edit_file,list_files,glob,grep" {
 		t.Errorf("tools offered = %s", got)
 	}
-	if reqs[3].Decoded[1].Content != "turn 2: different context every turn" {
-		t.Errorf("turn 2's user message = %q", reqs[3].Decoded[1].Content)
+	if reqs[3].Decoded[2].Content != "turn 2: different context every turn" {
+		t.Errorf("turn 2's user message = %q", reqs[3].Decoded[2].Content)
 	}
 	for i := 1; i <= 3; i++ {
 		if _, err := os.Stat(transcriptFile(turn.HarnessDir, i)); err != nil {
@@ -539,10 +543,10 @@ func TestOpenAITurnConfinesTools(t *testing.T) {
 		t.Fatalf("RunTurn: %v", err)
 	}
 	last := srv.Requests()[2].Decoded
-	if got := last[3].Content; !strings.Contains(got, "state.json is off limits") {
+	if got := last[4].Content; !strings.Contains(got, "state.json is off limits") {
 		t.Errorf("read_file of a protected file = %q, want the refusal", got)
 	}
-	if got := last[5].Content; strings.Contains(got, "0001.jsonl") {
+	if got := last[6].Content; strings.Contains(got, "0001.jsonl") {
 		t.Errorf("grep entered a skipped folder: %q", got)
 	}
 }

@@ -9,10 +9,12 @@ import (
 )
 
 // TestRequestPrefixIsIdentical: every request of a task, across turns
-// with different prompts, workspaces and iterations, starts with the same
-// bytes: the tool definitions and the system prompt. That shared prefix is
-// what providers cache, so a task pays full price for it once. The figure
-// (the share of requests whose prefix equals the first's) must be 100%.
+// with different prompts, workspaces, iterations and AGENTS.md files,
+// starts with the same bytes: the tool definitions and the system prompt.
+// That shared prefix is what providers cache, so a task pays full price for
+// it once. The figure (the share of requests whose prefix equals the
+// first's) must be 100%. The AGENTS.md of each turn is in the turn context
+// after it.
 func TestRequestPrefixIsIdentical(t *testing.T) {
 	srv := llmtest.Start(t,
 		llmtest.Calls(u(1000, 0, 20), llmtest.Call("list_files", map[string]any{"path": "."})),
@@ -22,8 +24,11 @@ func TestRequestPrefixIsIdentical(t *testing.T) {
 		llmtest.Text(finalMessage, u(1200, 1000, 30)),
 	)
 	ag := NewOpenAI(OpenAIConfig{Client: newClient(t, srv)})
+	instructions := []string{"Build with make.\n", "Build with make; test with make test, and keep functions short.\n"}
 	for i, prompt := range []string{"Turn one: look around.", "Turn two, a longer prompt: run a command and read a file."} {
-		if _, err := ag.RunTurn(context.Background(), newTurn(t, i+1, prompt)); err != nil {
+		turn := newTurn(t, i+1, prompt)
+		writeWS(t, turn.Workspace, "AGENTS.md", instructions[i])
+		if _, err := ag.RunTurn(context.Background(), turn); err != nil {
 			t.Fatalf("turn %d: %v", i+1, err)
 		}
 	}
@@ -39,7 +44,11 @@ func TestRequestPrefixIsIdentical(t *testing.T) {
 	}
 	first := prefix(reqs[0])
 	same := 0
-	for _, r := range reqs {
+	for i, r := range reqs {
+		want := instructions[min(i/2, 1)] // two requests in turn one, three in turn two
+		if got, ok := quoted(t, r.Decoded[1].Content, "AGENTS.md"); !ok || got != want {
+			t.Errorf("request %d quotes AGENTS.md as %q, want %q", r.N, got, want)
+		}
 		if bytes.Equal(prefix(r), first) {
 			same++
 		}

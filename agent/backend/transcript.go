@@ -19,6 +19,9 @@ const (
 	EntryToolCall = "tool_call"
 	// EntryToolResult records what the tool returned.
 	EntryToolResult = "tool_result"
+	// EntryContext records the turn context grub gave the model (the
+	// message that opens the turn, and any update appended later).
+	EntryContext = "context"
 	// EntryFinal records the turn's final message.
 	EntryFinal = "final"
 	// EntryError records why a turn ended without a final message, or
@@ -66,7 +69,7 @@ type TranscriptEntry struct {
 	Bytes     int    `json:"bytes,omitempty"`     // size of Text
 	SpillPath string `json:"spillPath,omitempty"` // where a large result was written in full
 
-	// request (the reply's text), tool_result and final
+	// request (the reply's text), tool_result, final and context
 	Text string `json:"text,omitempty"`
 
 	// usage

@@ -34,7 +34,7 @@ func controlPlantModel() func(llmtest.Request) llmtest.Step {
 		assistantTurns := 0
 		for _, m := range r.Decoded {
 			switch {
-			case m.Role == "user" && prompt == "":
+			case m.Role == "user" && assistantTurns == 0: // the prompt follows the turn context
 				prompt = m.Content
 			case m.Role == "assistant":
 				assistantTurns++

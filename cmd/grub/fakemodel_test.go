@@ -107,7 +107,7 @@ func expiringModel() func(llmtest.Request) llmtest.Step {
 	return func(r llmtest.Request) llmtest.Step {
 		mu.Lock()
 		defer mu.Unlock()
-		if !expired && len(r.Decoded) > 1 && !strings.Contains(r.Decoded[1].Content, "Do not implement any feature yet") {
+		if !expired && len(r.Decoded) > 2 && !strings.Contains(r.Decoded[2].Content, "Do not implement any feature yet") {
 			expired = true
 		}
 		if expired {
@@ -148,7 +148,7 @@ func scriptedStep(r llmtest.Request, shellPrefix string) llmtest.Step {
 	for _, m := range r.Decoded {
 		switch m.Role {
 		case "user":
-			if prompt == "" {
+			if assistantTurns == 0 { // the prompt follows the turn context
 				prompt = m.Content
 			}
 		case "assistant":

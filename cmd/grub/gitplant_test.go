@@ -24,7 +24,7 @@ func gitPlantModel(r llmtest.Request) llmtest.Step {
 	assistantTurns := 0
 	for _, m := range r.Decoded {
 		switch {
-		case m.Role == "user" && prompt == "":
+		case m.Role == "user" && assistantTurns == 0: // the prompt follows the turn context
 			prompt = m.Content
 		case m.Role == "assistant":
 			assistantTurns++
@@ -56,7 +56,7 @@ func gitRedirectModel(r llmtest.Request) llmtest.Step {
 	assistantTurns := 0
 	for _, m := range r.Decoded {
 		switch {
-		case m.Role == "user" && prompt == "":
+		case m.Role == "user" && assistantTurns == 0: // the prompt follows the turn context
 			prompt = m.Content
 		case m.Role == "assistant":
 			assistantTurns++
@@ -90,7 +90,7 @@ func configPlantModel(r llmtest.Request) llmtest.Step {
 	assistantTurns := 0
 	for _, m := range r.Decoded {
 		switch {
-		case m.Role == "user" && prompt == "":
+		case m.Role == "user" && assistantTurns == 0: // the prompt follows the turn context
 			prompt = m.Content
 		case m.Role == "assistant":
 			assistantTurns++

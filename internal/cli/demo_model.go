@@ -37,10 +37,12 @@ type demoModel struct {
 func (m *demoModel) reply(r llmtest.Request) llmtest.Step {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	// The turn's prompt is the last user message before the model's first
+	// reply (the turn context comes before it).
 	prompt, step := "", 0
 	for _, msg := range r.Decoded {
 		switch {
-		case msg.Role == "user" && prompt == "":
+		case msg.Role == "user" && step == 0:
 			prompt = msg.Content
 		case msg.Role == "assistant":
 			step++
