@@ -50,7 +50,7 @@ lint:
 	$(ACTIONLINT) examples/github-actions/grub.yml
 
 # The Go benchmarks, then bench/all.sh: grub against jq and a shell loop,
-# ratios side by side (README's performance section).
+# ratios side by side (docs/performance.md).
 bench:
 	$(GO) test -run '^$$' -bench 'ShellHugeOutput|StatusJSON' -benchtime 5x -benchmem ./agent/tools ./internal/cli
 	sh bench/all.sh
