@@ -25,12 +25,13 @@ const docsHeader = "<!-- Generated from grub's commands by `make docs`; do not e
 
 // docsRoot builds the command tree as grub runs it, on a factory that
 // reads nothing from the environment, so that the pages are the same on
-// every machine. The completion command, which cobra adds only when grub
-// runs, is added here too. Each command's long help is written as plain
-// text laid out for a terminal (lists, tables of exit codes, <id>), so it
-// goes into the pages as a preformatted block, as --help shows it; the
-// other text cobra passes to Markdown (the one-line summaries, and for the
-// man pages the usage lines and the flags' help) is escaped.
+// every machine. The completion command and --version, which cobra adds
+// only when grub runs, are added here too. Each command's long help is
+// written as plain text laid out for a terminal (lists, tables of exit
+// codes, <id>), so it goes into the pages as a preformatted block, as
+// --help shows it; the other text cobra passes to Markdown (the one-line
+// summaries, and for the man pages the usage lines and the flags' help)
+// is escaped.
 func docsRoot(man bool) *cobra.Command {
 	ios := &IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard}
 	f := NewFactory(ios)
@@ -38,6 +39,7 @@ func docsRoot(man bool) *cobra.Command {
 	f.Landlock = func() (int, bool) { return 0, false }
 	root := NewCmdRoot(f)
 	root.InitDefaultCompletionCmd()
+	root.InitDefaultVersionFlag()
 	seen := map[*pflag.Flag]bool{}
 	escapeFlag := func(fl *pflag.Flag) {
 		if !seen[fl] {
