@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: build snapshot release-check test test-browser lint bench fuzz chaos test-real-agents capture-real-agents
+.PHONY: build docs man snapshot release-check test test-browser lint bench fuzz chaos test-real-agents capture-real-agents
 
 # make build stamps the version (the tag on HEAD, else dev), the commit,
 # its date and whether the work tree had changes, as release builds do
@@ -16,6 +16,18 @@ STAMP = -X github.com/grub-dev/grub/internal/cli.Version=$(VERSION) \
 
 build:
 	$(GO) build -ldflags "$(STAMP)" -o bin/grub ./cmd/grub
+
+# The command reference, generated from the commands' help: docs/cli/*.md
+# (committed; TestCLIDocsUpToDate fails when it is stale) and the man pages
+# (man/, not committed; the release archives carry them). MANDIR moves them.
+MANDIR ?= man
+
+docs:
+	$(GO) run ./internal/cli/gendocs -md docs/cli
+
+man:
+	rm -rf $(MANDIR)
+	$(GO) run -ldflags "$(STAMP)" ./internal/cli/gendocs -man $(MANDIR)
 
 # Release archives (.goreleaser.yaml): release-check checks the file,
 # snapshot builds linux and darwin, amd64 and arm64, into dist/ without
@@ -50,7 +62,7 @@ lint:
 	$(ACTIONLINT) examples/github-actions/grub.yml
 
 # The Go benchmarks, then bench/all.sh: grub against jq and a shell loop,
-# ratios side by side (README's performance section).
+# ratios side by side (docs/performance.md).
 bench:
 	$(GO) test -run '^$$' -bench 'ShellHugeOutput|StatusJSON' -benchtime 5x -benchmem ./agent/tools ./internal/cli
 	sh bench/all.sh

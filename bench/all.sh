@@ -1,6 +1,6 @@
 #!/bin/sh
 # make bench: what grub's own work costs, against tools doing the same
-# work, in one table (the figures of README's performance section).
+# work, in one table (the figures of docs/performance.md).
 #
 #   1. grub status --json on 2,000 features and a 50 MB progress log,
 #      against jq counting the passing features of the same list

@@ -2,7 +2,7 @@
 # Times a grub turn commit against git itself on the same kind of tree:
 # 10,000 tracked files (plus an ignored node_modules of 10,000 files), one
 # file changed per commit. Prints go test's benchmark lines, then a table
-# in milliseconds for the README's performance section.
+# in milliseconds for docs/performance.md.
 #
 #   bench/git-commit.sh            # 20 commits each
 #   BENCHTIME=50x bench/git-commit.sh

@@ -45,8 +45,8 @@ workspace holds, then every setting grub start takes with its value and
 where it comes from: a flag's built-in default, GRUB_MODEL or
 OPENAI_BASE_URL, or a line of a defaults file (.grub/config.toml in the
 workspace, ~/.config/grub/config.toml or $XDG_CONFIG_HOME/grub/config.toml
-for you; see the README). A mistake in a file is reported here as it would
-be by grub start (exit 2).
+for you; see docs/configuration.md). A mistake in a file is reported here
+as it would be by grub start (exit 2).
 
 Settings that run programs, weaken the sandbox or send your API key
 elsewhere apply from .grub/config.toml (a repository's file: whoever can

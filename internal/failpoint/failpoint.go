@@ -13,7 +13,7 @@ import (
 const Env = "GRUB_FAILPOINT"
 
 // ExitCode is how a process dies at a failpoint: distinct from every exit
-// code grub gives (README, "Exit codes") and from a signal's 128+n.
+// code grub gives (docs/running.md, "Exit codes") and from a signal's 128+n.
 const ExitCode = 86
 
 // The steps of a turn's life where a crash leaves something different on
