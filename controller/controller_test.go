@@ -204,7 +204,7 @@ func TestStopConditions(t *testing.T) {
 		{"consecutive failures", "-features 2 -default fail", nil, harness.StatusFailed, "3 consecutive failed execution turns", 4},
 		{"initializer failures", "-features 2 -default bad-plan", func(st *harness.State) { st.Limits.MaxInitializerFailures = 2 }, harness.StatusFailed, "initializer", 2},
 		{"iteration budget", "-features 3", func(st *harness.State) { st.Limits.MaxIterations = 2 }, harness.StatusFailed, "iteration budget spent", 2},
-		{"token budget", "-features 3 -usage 1000,200,100", func(st *harness.State) { st.Limits.TokenBudget = 1800 }, harness.StatusBudgetLimited, "token budget spent (1800 of 1800", 2},
+		{"token budget", "-features 3 -usage 1000,200,100", func(st *harness.State) { st.Limits.TokenBudget = 1800 }, harness.StatusBudgetLimited, "token budget spent (1,800 of 1,800", 2},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

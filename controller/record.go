@@ -85,8 +85,8 @@ func (c *Controller) record(ctx context.Context, out *outcome) error {
 	if entry.Refused != "" {
 		spent += "; network refused: " + brief(entry.Refused)
 	}
-	c.say("turn %d/%d ended after %s: %s; %d/%d features pass; %d tokens used%s",
-		st.CurrentIteration, st.Limits.MaxIterations, out.elapsed.Round(time.Second), result, passing, total, st.Usage.TokensUsed, spent)
+	c.say("turn %d/%d ended after %s: %s; %d/%d features pass; %s tokens used%s",
+		st.CurrentIteration, st.Limits.MaxIterations, out.elapsed.Round(time.Second), result, passing, total, harness.FormatCount(st.Usage.TokensUsed), spent)
 	return nil
 }
 

@@ -125,8 +125,8 @@ func TestSetupErrorInATurnGivesItBack(t *testing.T) {
 }
 
 // A setup error in a turn that changed the workspace records the turn (its
-// work is refereed and committed, as any cut-short turn's), not as a
-// failure nor as a catch, and the run stops there.
+// work is refereed and committed, as any cut-short turn's), not counted
+// as a failure nor as a catch, and the run stops there.
 func TestSetupErrorAfterChangesRecordsTheTurn(t *testing.T) {
 	t.Parallel()
 	r := newTask(t, nil)
@@ -144,8 +144,11 @@ func TestSetupErrorAfterChangesRecordsTheTurn(t *testing.T) {
 		t.Errorf("iteration %d, failures %d, %d commits; want turn 2 recorded, not failed", st.CurrentIteration, st.ConsecutiveFailures, len(r.commits.commits))
 	}
 	lines := r.ledger()
-	if len(lines) != 2 || len(lines[1].Findings) != 0 {
-		t.Errorf("ledger: %+v; want turn 2 without findings", lines)
+	// Its finding says why (a setup error, never a catch of the
+	// referee's), and the views show the turn failed.
+	if len(lines) != 2 || len(lines[1].Findings) != 1 || lines[1].Findings[0].Kind != harness.FindingSetup ||
+		lines[1].Findings[0].Kind.Caught() || lines[1].Outcome() != harness.OutcomeFailed {
+		t.Errorf("ledger: %+v; want turn 2 with a setup_error finding only, failed", lines)
 	}
 }
 

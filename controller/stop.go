@@ -50,8 +50,8 @@ func iterationBudget(st *harness.State) (Stop, bool) {
 // tokenBudget ends the task budget_limited once tokensUsed reaches the budget.
 func tokenBudget(st *harness.State) (Stop, bool) {
 	if b := st.Limits.TokenBudget; b > 0 && st.Usage.TokensUsed >= b {
-		return Stop{harness.StatusBudgetLimited, fmt.Sprintf("token budget spent (%d of %d tokens); raise it with grub resume --token-budget N",
-			st.Usage.TokensUsed, b)}, true
+		return Stop{harness.StatusBudgetLimited, fmt.Sprintf("token budget spent (%s of %s tokens); raise it with grub resume --token-budget N",
+			harness.FormatCount(st.Usage.TokensUsed), harness.FormatCount(b))}, true
 	}
 	return Stop{}, false
 }

@@ -323,8 +323,11 @@ func classifyAgentError(out *outcome, run agentRun, cancelled bool) {
 	case errors.As(err, &setup):
 		// Not the agent's failure, nor a catch of the referee's: the
 		// setup is wrong, and every further turn would fail the same way.
+		// The ledger's finding marks a recorded turn failed (not cancelled)
+		// for the views, never as a catch (FindingKind.Caught).
 		out.setup = setup
 		out.decision = harness.NewDecision(loopstate.Cancelled, "stopped: the agent cannot work: "+setup.Cause)
+		out.findings = append(out.findings, harness.Finding{Kind: harness.FindingSetup, Text: "the agent cannot work: " + setup.Cause})
 	case errors.Is(err, agent.ErrTimeout) && run.clip == clipBudget:
 		// The time budget rule ends the task; the turn itself did not fail.
 		out.decision = harness.NewDecision(loopstate.Cancelled, "stopped when the time budget ran out")

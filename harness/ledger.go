@@ -31,6 +31,7 @@ const (
 	FindingNoDecision         FindingKind = "no_decision"         // no valid loop-state block
 	FindingTimeout            FindingKind = "timeout"             // the turn ran out of time
 	FindingAgentError         FindingKind = "agent_error"         // the agent failed
+	FindingSetup              FindingKind = "setup_error"         // the agent cannot work (a refused key, an unknown model, no server): no retry changes it
 	FindingRegression         FindingKind = "regression"          // a passing feature's check failed again; grub flipped it back
 	FindingOther              FindingKind = "other"
 )
@@ -38,10 +39,11 @@ const (
 // Caught reports whether a finding of kind k is a catch of the referee's:
 // something the agent did that grub checked and refused. A timeout and an
 // agent that failed (a model that cannot be reached, a program that
-// crashed) are not: the turn failed before there was anything to referee.
-// The report, status and history count the two apart.
+// crashed) or could not work at all (a setup error) are not: the turn
+// failed before there was anything to referee. The report, status and
+// history count the two apart.
 func (k FindingKind) Caught() bool {
-	return k != FindingTimeout && k != FindingAgentError
+	return k != FindingTimeout && k != FindingAgentError && k != FindingSetup
 }
 
 // Finding is one thing the referee caught in a turn.

@@ -30,6 +30,9 @@ func TestValidateNamesFilePointerAndRule(t *testing.T) {
 		{"blank summary", LoopState, `{"status":"complete","summary":"  "}`, []string{"/summary"}},
 		{"bad id", FeatureList, `{"version":1,"goal":"g","features":[{"id":"Bad_Id","category":"c","description":"d","steps":[],"passes":false,"evidence":null}]}`, []string{"/features/0/id"}},
 		{"state missing", State, `{"version":1}`, []string{"x.json at /", "missing properties"}},
+		{"history outcome", HistoryOutput, `{"task":"0a1b2c3d","turns":[{"commit":"abcdef1","time":"2026-01-02T03:04:05Z","iteration":1,"status":"running","summary":"s","outcome":"continue"}]}`, []string{"/turns/0/outcome", "accepted"}},
+		{"status outcome", StatusOutput, `{"lastOutcome":"running"}`, []string{"/lastOutcome"}},
+		{"status next", StatusOutput, `{"next":[{"command":"grub resume 0a1b2c3d"}]}`, []string{"/next/0", "why"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -49,9 +52,11 @@ func TestValidateNamesFilePointerAndRule(t *testing.T) {
 
 func TestValidateAcceptsGoodDocuments(t *testing.T) {
 	docs := map[string]string{
-		LoopState:   `{"status":"continue","summary":"did x","nextStep":"do y","feature":"a-b","extra":1}`,
-		FeatureList: `{"version":1,"goal":"g","features":[{"id":"a-b","category":"c","description":"d","steps":["s"],"verify":"true","passes":false,"evidence":null}]}`,
-		Control:     `{"version":1,"requests":[{"kind":"pause","at":"2026-01-02T03:04:05Z"}]}`,
+		LoopState:     `{"status":"continue","summary":"did x","nextStep":"do y","feature":"a-b","extra":1}`,
+		FeatureList:   `{"version":1,"goal":"g","features":[{"id":"a-b","category":"c","description":"d","steps":["s"],"verify":"true","passes":false,"evidence":null}]}`,
+		Control:       `{"version":1,"requests":[{"kind":"pause","at":"2026-01-02T03:04:05Z"}]}`,
+		HistoryOutput: `{"task":"0a1b2c3d","turns":[{"commit":"abcdef1","time":"2026-01-02T03:04:05Z","iteration":1,"status":"running","summary":"s","outcome":"rejected","failed":["setup_error"]}]}`,
+		TurnLedger:    `{"version":1,"iteration":1,"phase":"execution","decision":"cancelled","summary":"s","findings":[{"kind":"setup_error","text":"401"}],"checks":[],"durationSeconds":1,"usage":{"inputTokens":0,"cachedInputTokens":0,"outputTokens":0,"requests":1},"passing":0,"total":1,"status":"paused","time":"2026-01-02T03:04:05Z"}`,
 	}
 	for schema, doc := range docs {
 		if err := Validate(schema, "x.json", []byte(doc)); err != nil {

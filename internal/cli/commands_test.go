@@ -168,12 +168,14 @@ iteration    7 of 25
 features     2/3 passing, next: session-cookie
 rechecks     3 other passing feature(s) checked again each turn, least recently checked first
 tokens       1,234,567 of 2,000,000 (61%)
+cost         not reported
 time         1h12m of 3h (40%)
 sandbox      off (--sandbox), passing GH_TOKEN
 last turn    #7 continue [oauth-callback]: implemented the callback
 next step    add the cookie
 last error   verify of login-form exited 1
 stop reason  paused by user
+what next    grub resume 0a1b2c3d    (carry on where it paused)
 updated      2026-03-01 11:55:00 UTC (5m ago)
 harness      .grub/0a1b2c3d
 `

@@ -2,7 +2,7 @@ package cli
 
 import (
 	"fmt"
-	"slices"
+	"io"
 	"text/tabwriter"
 	"time"
 
@@ -30,9 +30,12 @@ func NewCmdHistory(f *Factory, runF func(*HistoryOptions) error) *cobra.Command 
 		Use:   "history [<id>]",
 		Short: "List a task's turns from git history",
 		Long: `List the turns of a task as grub committed them: one row per commit, with the
-commit, time, iteration, feature, status after the turn, the features
-passing after it (from the turn ledger, .grub/<id>/turns.jsonl), cost (when
-the backend reported one: the Grub-Cost trailer) and summary. It
+commit, time, iteration, feature, grub's outcome of the turn (from the turn
+ledger, .grub/<id>/turns.jsonl: accepted, claim_rejected, regression_found,
+rejected, failed, cancelled or unknown; "-" for a turn without a ledger
+line), the features passing after it (from the ledger too), cost (when the
+backend reported one: the Grub-Cost trailer; "not reported" otherwise) and
+the agent's summary. It
 reads the repository directly (no git binary needed) and keeps the commits
 whose Grub-Task trailer names the task, oldest first.
 
@@ -41,7 +44,7 @@ git log -p .grub/<id>/progress-log.md.
 
 --json prints one object that follows schemas/history-output.schema.json.`,
 		Example: `  grub history
-  grub history 0a1b2c3d --json | jq '.turns[] | select(.status == "failed")'`,
+  grub history 0a1b2c3d --json | jq '.turns[] | select(.outcome == "rejected")'`,
 		Args:              taskIDArg,
 		ValidArgsFunction: completeTaskIDs(f),
 		RunE:              idRunE(opts, &opts.ID, runF, historyRun),
@@ -64,7 +67,9 @@ type historyTurn struct {
 	Summary   string    `json:"summary"`
 	CostUSD   *float64  `json:"costUSD,omitempty"`
 
-	// From the turn's ledger line, when there is one.
+	// From the turn's ledger line, when there is one: grub's verdict
+	// (harness.TurnRecord.Outcome) and the agent's decision.
+	Outcome         harness.Outcome `json:"outcome,omitempty"`
 	Decision        string          `json:"decision,omitempty"`
 	DurationSeconds *float64        `json:"durationSeconds,omitempty"`
 	Tokens          *int64          `json:"tokens,omitempty"`
@@ -78,7 +83,7 @@ type historyTurn struct {
 // enrich adds what the turn's ledger line knows to a turn read from git.
 func (t *historyTurn) enrich(l harness.TurnRecord) {
 	d, tok := l.DurationSeconds, l.Usage.Tokens()
-	t.Decision, t.DurationSeconds, t.Tokens = string(l.Decision), &d, &tok
+	t.Outcome, t.Decision, t.DurationSeconds, t.Tokens = l.Outcome(), string(l.Decision), &d, &tok
 	t.Features = &featuresOutput{Passing: l.Passing, Total: l.Total}
 	for _, f := range l.Findings {
 		if f.Kind.Caught() {
@@ -129,30 +134,31 @@ func historyRun(opts *HistoryOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "task %s has no commits yet (it ran with --no-commit, or has not finished a turn)\n", id)
 		return nil
 	}
-	// The COST column is there when some turn's backend reported a cost.
-	costs := slices.ContainsFunc(out.Turns, func(t historyTurn) bool { return t.CostUSD != nil })
+	return printHistory(opts.IO.Out, out.Turns)
+}
+
+// printHistory is history's table: one row a turn, its OUTCOME grub's
+// verdict (not the task's status after it), COST always ("not reported"
+// when the backend gave none).
+func printHistory(w io.Writer, turns []historyTurn) error {
 	cost := func(t historyTurn) string {
-		switch {
-		case !costs:
-			return ""
-		case t.CostUSD == nil:
-			return "-\t"
+		if t.CostUSD == nil {
+			return "not reported"
 		}
-		return templates.FormatUSD(*t.CostUSD) + "\t"
+		return templates.FormatUSD(*t.CostUSD)
 	}
-	tw := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
-	header := "COMMIT\tTIME\tTURN\tFEATURE\tSTATUS\tPASS\t"
-	if costs {
-		header += "COST\t"
-	}
-	fmt.Fprintln(tw, header+"SUMMARY")
-	for _, t := range out.Turns {
-		pass := "-"
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "COMMIT\tTIME\tTURN\tFEATURE\tOUTCOME\tPASS\tCOST\tSUMMARY")
+	for _, t := range turns {
+		pass, outcome := "-", "-"
 		if t.Features != nil {
 			pass = fmt.Sprintf("%d/%d", t.Features.Passing, t.Features.Total)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s%s\n", short(t.Commit), t.Time.Format(time.DateTime), t.Iteration,
-			orDash(oneLine(t.Feature, 0)), oneLine(t.Status, 0), pass, cost(t), oneLine(t.Summary, 60))
+		if t.Outcome != "" {
+			outcome = string(t.Outcome)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", short(t.Commit), t.Time.Format(time.DateTime), t.Iteration,
+			orDash(oneLine(t.Feature, 0)), outcome, pass, cost(t), oneLine(t.Summary, 60))
 	}
 	return tw.Flush()
 }

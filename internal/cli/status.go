@@ -193,15 +193,20 @@ type statusOutput struct {
 	TrustChanged        bool                `json:"trustChanged,omitempty"`
 	LastDecision        *harness.Decision   `json:"lastDecision"`
 	LastTurn            *harness.TurnRecord `json:"lastTurn,omitempty"`
-	LastError           string              `json:"lastError,omitempty"`
-	StopReason          string              `json:"stopReason,omitempty"`
-	Harness             string              `json:"harness"`
-	Worktree            string              `json:"worktree,omitempty"`
-	Branch              string              `json:"branch,omitempty"`
-	Base                *harness.GitBase    `json:"base,omitempty"`
-	OtherHost           string              `json:"otherHost,omitempty"`
-	CreatedAt           time.Time           `json:"createdAt"`
-	UpdatedAt           time.Time           `json:"updatedAt"`
+	// LastOutcome is grub's verdict on LastTurn (TurnRecord.Outcome).
+	LastOutcome harness.Outcome `json:"lastOutcome,omitempty"`
+	// Next are the commands that make sense now that the task has
+	// stopped (harness.NextSteps).
+	Next       []harness.NextStep `json:"next,omitempty"`
+	LastError  string             `json:"lastError,omitempty"`
+	StopReason string             `json:"stopReason,omitempty"`
+	Harness    string             `json:"harness"`
+	Worktree   string             `json:"worktree,omitempty"`
+	Branch     string             `json:"branch,omitempty"`
+	Base       *harness.GitBase   `json:"base,omitempty"`
+	OtherHost  string             `json:"otherHost,omitempty"`
+	CreatedAt  time.Time          `json:"createdAt"`
+	UpdatedAt  time.Time          `json:"updatedAt"`
 }
 
 func newStatusOutput(v *taskView) *statusOutput {
@@ -238,6 +243,10 @@ func newStatusOutput(v *taskView) *statusOutput {
 	if v.Held {
 		out.Runner = &runnerOutput{PID: v.Holder.PID, Host: v.Holder.Host, StartedAt: v.Holder.StartedAt}
 	}
+	if v.LastTurn != nil {
+		out.LastOutcome = v.LastTurn.Outcome()
+	}
+	out.Next = harness.NextSteps(st)
 	return out
 }
 
@@ -299,6 +308,9 @@ func printStatus(w io.Writer, v *taskView, now time.Time) error {
 	if st.StopReason != "" {
 		fw.field("stop reason", st.StopReason)
 	}
+	if next := nextLine(harness.NextSteps(st)); next != "" {
+		fw.field("what next", next)
+	}
 	fw.field("updated", fmt.Sprintf("%s (%s)", clockTime(now, st.UpdatedAt), ago(now, st.UpdatedAt)))
 	fw.field("harness", v.Dir)
 	if line := gitLine(st); line != "" {
@@ -322,9 +334,7 @@ func printUsage(fw *fieldWriter, st *harness.State) {
 		tokens += ", partly estimated"
 	}
 	fw.field("tokens", tokens)
-	if line := costLine(st); line != "" {
-		fw.field("cost", line)
-	}
+	fw.field("cost", costLine(st))
 
 	elapsed := harness.FormatSeconds(st.Usage.TimeUsedSeconds)
 	if b := st.Limits.TimeBudgetSeconds; b > 0 {
@@ -335,16 +345,24 @@ func printUsage(fw *fieldWriter, st *harness.State) {
 	fw.field("time", elapsed)
 }
 
-// printLastTurn prints the last turn's decision, its ledger line, and the
+// printLastTurn prints the last turn: grub's outcome of it (from its
+// ledger line) before the agent's decision, its ledger line, and the
 // agent's next step, blocker or question.
 func printLastTurn(fw *fieldWriter, v *taskView) {
 	d := v.State.LastDecision
 	if d == nil {
 		return
 	}
+	l := v.LastTurn
+	if l != nil && l.Iteration != d.Iteration {
+		l = nil
+	}
 	line := string(d.Status)
+	if l != nil {
+		line = fmt.Sprintf("%s (agent: %s)", l.Outcome().Text(), d.Status)
+	}
 	if d.Iteration > 0 {
-		line = fmt.Sprintf("#%d %s", d.Iteration, d.Status)
+		line = fmt.Sprintf("#%d %s", d.Iteration, line)
 	}
 	if d.Feature != "" {
 		line += " [" + d.Feature + "]"
@@ -353,7 +371,7 @@ func printLastTurn(fw *fieldWriter, v *taskView) {
 		line += ": " + d.Summary
 	}
 	fw.field("last turn", line)
-	if l := v.LastTurn; l != nil && l.Iteration == d.Iteration {
+	if l != nil {
 		fw.field("turn record", turnRecordLine(l))
 	}
 	if d.NextStep != "" {
@@ -378,11 +396,14 @@ func clockTime(now, t time.Time) string {
 }
 
 // costLine is the status's cost line: what the backend reported against
-// the cost budget; "" when neither is there.
+// the cost budget; "not reported" when the backend reported none.
 func costLine(st *harness.State) string {
 	b := st.Limits.CostBudgetUSD
-	if st.Usage.CostUSD == nil && b == 0 {
-		return ""
+	if st.Usage.CostUSD == nil {
+		if b > 0 {
+			return fmt.Sprintf("not reported (budget %s)", templates.FormatUSD(b))
+		}
+		return "not reported"
 	}
 	spent := 0.0
 	if st.Usage.CostUSD != nil {
@@ -398,7 +419,7 @@ func costLine(st *harness.State) string {
 // turnRecordLine is the last turn's ledger line in one line: how long it
 // ran, what it used, what grub checked and what the referee caught.
 func turnRecordLine(l *harness.TurnRecord) string {
-	parts := []string{fmt.Sprintf("%s, %d tokens", time.Duration(l.DurationSeconds*float64(time.Second)).Round(time.Second), l.Usage.Tokens())}
+	parts := []string{fmt.Sprintf("%s, %s tokens", time.Duration(l.DurationSeconds*float64(time.Second)).Round(time.Second), harness.FormatCount(l.Usage.Tokens()))}
 	if c := l.Usage.CostUSD; c != nil {
 		parts[0] += ", " + templates.FormatUSD(*c)
 	}
@@ -425,6 +446,16 @@ func turnRecordLine(l *harness.TurnRecord) string {
 		parts = append(parts, what+strings.ReplaceAll(string(f.Kind), "_", " "))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// nextLine is the commands that make sense next, one a line: "grub
+// resume 0a1b2c3d --max-iter 50    (allow more turns)"; "" for none.
+func nextLine(steps []harness.NextStep) string {
+	lines := make([]string, len(steps))
+	for i, s := range steps {
+		lines[i] = s.Command + "    (" + s.Why + ")"
+	}
+	return strings.Join(lines, "\n")
 }
 
 // sweepLine says how many passing features' checks grub runs again each

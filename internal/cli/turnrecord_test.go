@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/grub-dev/grub/harness"
+	"github.com/grub-dev/grub/loopstate"
+	"github.com/grub-dev/grub/schemas"
 )
 
 // status's turn record sums up the completion audit, which checks every
@@ -52,5 +54,69 @@ func TestInfrastructureFailuresAreNotCatches(t *testing.T) {
 	h.enrich(l)
 	if !slices.Equal(h.Caught, []string{"illegal_edit"}) || !slices.Equal(h.Failed, []string{"agent_error", "timeout"}) {
 		t.Errorf("history caught %q, failed %q", h.Caught, h.Failed)
+	}
+}
+
+// status shows grub's outcome of the last turn before the agent's
+// decision (a failed verification is not "continue"), the cost as not
+// reported when the backend gave none, and what to do next once the task
+// stopped; the JSON has the same (lastOutcome, next) and follows its
+// schema.
+func TestStatusShowsOutcomeAndNext(t *testing.T) {
+	e := newTestEnv(t)
+	ledgerTask(t, e)
+	code, out, errOut := e.run("status")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"last turn    #2 failed (agent: continue): tried the cookie",
+		"cost         not reported\n",
+		"what next    grub resume 0a1b2c3d    (carry on where it paused)\n",
+		"turn record  30s, 550 tokens; init.sh passed; verify failed; caught: verification failed",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, errOut = e.run("status", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if err := schemas.Validate(schemas.StatusOutput, "stdout", []byte(out)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, `"lastOutcome": "failed"`) || !strings.Contains(out, `"command": "grub resume 0a1b2c3d"`) {
+		t.Errorf("status --json lacks lastOutcome or next:\n%s", out)
+	}
+}
+
+// history shows each turn's outcome (not the task's status after it) and
+// a cost for every turn, "not reported" when the backend gave none.
+func TestHistoryShowsEachTurnsOutcome(t *testing.T) {
+	var turns []historyTurn
+	for i, l := range []harness.TurnRecord{
+		{Decision: loopstate.Continue, Flipped: "a"},
+		{Decision: loopstate.Continue, Findings: []harness.Finding{{Kind: harness.FindingIllegalEdit}}},
+		{Decision: loopstate.Failed, Findings: []harness.Finding{{Kind: harness.FindingAgentError}}},
+	} {
+		h := historyTurn{Commit: strings.Repeat(string(rune('a'+i)), 40), Iteration: i + 1, Status: "running", Summary: "s"}
+		h.enrich(l)
+		turns = append(turns, h)
+	}
+	turns = append(turns, historyTurn{Commit: strings.Repeat("d", 40), Iteration: 4, Status: "running", Summary: "from an older grub"})
+	var b strings.Builder
+	if err := printHistory(&b, turns); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if !strings.Contains(lines[0], "OUTCOME") || strings.Contains(lines[0], "STATUS") || !strings.Contains(lines[0], "COST") {
+		t.Errorf("header %q", lines[0])
+	}
+	for i, want := range []string{"accepted", "rejected", "failed", "-"} {
+		f := strings.Fields(lines[i+1])
+		if len(f) < 8 || f[5] != want || strings.Contains(lines[i+1], "running") || !strings.Contains(lines[i+1], "not reported") {
+			t.Errorf("turn %d: %q, want outcome %s and cost not reported", i+1, lines[i+1], want)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/grub-dev/grub/harness"
 	"github.com/grub-dev/grub/templates"
 )
 
@@ -78,18 +79,21 @@ func frame(c *chart, turns []Turn, top string) {
 }
 
 // burnUp is the passing features after each turn, against the total. A
-// turn without a ledger line carries the count before it.
-func burnUp(turns []Turn, total int) chart {
-	c := chart{Title: "Passing features after each turn", Width: chartW, Height: chartH}
+// turn without a ledger line carries the count before it. ok is false when
+// there is nothing to draw: no turns, or no feature passed after any of
+// them (an empty chart is left out of the page).
+func burnUp(turns []Turn, total int) (c chart, ok bool) {
+	c = chart{Title: "Passing features after each turn", Width: chartW, Height: chartH}
 	for _, t := range turns {
 		if t.Progress != nil {
 			total = max(total, t.Progress.Total)
+			ok = ok || t.Progress.Passing > 0
 		}
 	}
-	frame(&c, turns, strconv.Itoa(total))
-	if len(turns) == 0 {
-		return c
+	if !ok || total == 0 {
+		return c, false
 	}
+	frame(&c, turns, harness.FormatCount(int64(total)))
 	c.Lines = append(c.Lines, line{X1: num(marginL), Y1: num(marginT), X2: num(marginL + plotW), Y2: num(marginT), Class: classGrid})
 	y := func(p int) float64 {
 		if total == 0 {
@@ -108,23 +112,27 @@ func burnUp(turns []Turn, total int) chart {
 		c.Dots = append(c.Dots, dot{CX: num(x), CY: num(y(passing)), Title: fmt.Sprintf("turn %d: %d of %d features pass", t.Iteration, passing, total)})
 	}
 	c.Polyline = strings.Join(pts, " ")
-	return c
+	return c, true
 }
 
 // tokenBars is the tokens of each turn (uncached input and output
-// stacked); turns without a ledger line get an empty slot.
-func tokenBars(turns []Turn) chart {
-	c := chart{Title: "Tokens per turn", Width: chartW, Height: chartH}
+// stacked); turns without a ledger line get an empty slot. ok is false
+// when no turn counted a token.
+func tokenBars(turns []Turn) (c chart, ok bool) {
+	c = chart{Title: "Tokens per turn", Width: chartW, Height: chartH}
 	var top int64
 	for _, t := range turns {
-		if t.Usage != nil {
+		if t.Usage != nil && t.Recorded {
 			top = max(top, t.Usage.Tokens)
 		}
+	}
+	if top <= 0 {
+		return c, false
 	}
 	frame(&c, turns, compact(top))
 	n := len(turns)
 	for i, t := range turns {
-		if t.Usage == nil || top == 0 || !t.Recorded {
+		if t.Usage == nil || !t.Recorded {
 			continue
 		}
 		u := t.Usage
@@ -132,32 +140,32 @@ func tokenBars(turns []Turn) chart {
 		x := slotX(i, n) - w/2
 		in := float64(u.InputTokens-u.CachedInputTokens) * plotH / float64(top)
 		out := float64(u.OutputTokens) * plotH / float64(top)
-		title := fmt.Sprintf("turn %d: %d tokens (input %d, of which cached %d; output %d)", t.Iteration, u.Tokens, u.InputTokens, u.CachedInputTokens, u.OutputTokens)
+		title := fmt.Sprintf("turn %d: %s tokens (input %s, of which cached %s; output %s)", t.Iteration,
+			harness.FormatCount(u.Tokens), harness.FormatCount(u.InputTokens), harness.FormatCount(u.CachedInputTokens), harness.FormatCount(u.OutputTokens))
 		c.Bars = append(c.Bars,
 			bar{X: num(x), Y: num(plotBottom - in), W: num(w), H: num(in), Class: classInput, Title: title},
 			bar{X: num(x), Y: num(plotBottom - in - out), W: num(w), H: num(out), Class: classOutput, Title: title})
 	}
-	return c
+	return c, true
 }
 
 // costBars is the reported cost of each turn; ok is false when no turn
-// reported one.
+// reported a cost above zero.
 func costBars(turns []Turn) (c chart, ok bool) {
 	c = chart{Title: "Cost per turn", Width: chartW, Height: chartH}
 	top := 0.0
 	for _, t := range turns {
 		if t.Usage != nil && t.Usage.CostUSD != nil {
-			ok = true
 			top = max(top, *t.Usage.CostUSD)
 		}
 	}
-	if !ok {
+	if top <= 0 {
 		return c, false
 	}
 	frame(&c, turns, templates.FormatUSD(top))
 	n := len(turns)
 	for i, t := range turns {
-		if t.Usage == nil || t.Usage.CostUSD == nil || top == 0 {
+		if t.Usage == nil || t.Usage.CostUSD == nil {
 			continue
 		}
 		w := max(plotW/float64(n)*0.7, 1)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/grub-dev/grub/harness"
 	"github.com/grub-dev/grub/internal/termsafe"
 	"github.com/grub-dev/grub/templates"
 )
@@ -27,20 +28,23 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"limit":    limitText,
 	"kind":     kindText,
 	"result":   resultText,
+	"count":    harness.FormatCount,
 }).Parse(htmlText))
 
+// htmlData is what the page is made of; a chart with nothing to draw
+// (Has… false) is left out.
 type htmlData struct {
-	R       *Report
-	Burn    chart
-	Tokens  chart
-	Cost    chart
-	HasCost bool
+	R                           *Report
+	Burn, Tokens, Cost          chart
+	HasBurn, HasTokens, HasCost bool
 }
 
 // HTML writes r as one self-contained page: inline CSS and SVG, no
 // scripts, nothing fetched from the network.
 func HTML(w io.Writer, r *Report) error {
-	d := htmlData{R: r, Burn: burnUp(r.Turns, r.Features.Total), Tokens: tokenBars(r.Turns)}
+	d := htmlData{R: r}
+	d.Burn, d.HasBurn = burnUp(r.Turns, r.Features.Total)
+	d.Tokens, d.HasTokens = tokenBars(r.Turns)
 	d.Cost, d.HasCost = costBars(r.Turns)
 	return htmlTemplate.Execute(w, d)
 }
@@ -76,7 +80,7 @@ func limitText(n int64) string {
 	if n <= 0 {
 		return "none"
 	}
-	return strconv.FormatInt(n, 10)
+	return harness.FormatCount(n)
 }
 
 // kindText is a finding kind in words.
@@ -98,6 +102,8 @@ func kindText(kind string) string {
 		return "turn timed out"
 	case "agent_error":
 		return "agent failed"
+	case "setup_error":
+		return "agent cannot work (setup)"
 	case "regression":
 		return "regression flipped back"
 	}

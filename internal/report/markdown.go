@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/grub-dev/grub/harness"
 	"github.com/grub-dev/grub/internal/termsafe"
 	"github.com/grub-dev/grub/templates"
 )
@@ -23,17 +24,21 @@ func Markdown(w io.Writer, r *Report) error {
 	if r.StopReason != "" {
 		fmt.Fprintf(&b, "**Stopped:** %s\n\n", mdText(r.StopReason, 0))
 	}
-	bu := r.Budgets
-	fmt.Fprintf(&b, "%d/%d features pass · %d turns (limit %s) · %d tokens (budget %s) · %s (budget %s)",
-		r.Features.Passing, r.Features.Total, bu.Iterations.Used, limitText(bu.Iterations.Limit),
-		bu.Tokens.Used, limitText(bu.Tokens.Limit), duration(float64(bu.TimeSeconds.Used)), durationLimit(bu.TimeSeconds.Limit))
-	if c := bu.CostUSD; c != nil {
-		fmt.Fprintf(&b, " · %s", templates.FormatUSD(c.Used))
-		if c.Limit > 0 {
-			fmt.Fprintf(&b, " (budget %s)", templates.FormatUSD(c.Limit))
+	if len(r.Next) > 0 {
+		b.WriteString("**What next:**\n\n")
+		for _, n := range r.Next {
+			fmt.Fprintf(&b, "- `%s`: %s\n", mdCode(n.Command), mdText(n.Why, 0))
 		}
+		b.WriteString("\n")
 	}
-	b.WriteString("\n\n")
+	bu := r.Budgets
+	fmt.Fprintf(&b, "%d/%d features pass · %s turns (limit %s) · %s tokens (budget %s) · %s (budget %s) · cost %s (budget %s)\n\n",
+		r.Features.Passing, r.Features.Total, harness.FormatCount(bu.Iterations.Used), limitText(bu.Iterations.Limit),
+		harness.FormatCount(bu.Tokens.Used), limitText(bu.Tokens.Limit), duration(float64(bu.TimeSeconds.Used)), durationLimit(bu.TimeSeconds.Limit),
+		bu.CostText(), bu.CostLimitText())
+	if len(r.Outcomes) > 0 {
+		fmt.Fprintf(&b, "Turns by grub's verdict: %s.\n\n", r.OutcomesText())
+	}
 	if len(r.Caught) > 0 {
 		var parts []string
 		for _, c := range r.Caught {
@@ -48,7 +53,7 @@ func Markdown(w io.Writer, r *Report) error {
 		}
 		fmt.Fprintf(&b, "Turns that failed without a catch: %s.\n\n", strings.Join(parts, ", "))
 	}
-	b.WriteString("| turn | commit | decision | feature | time | verification | tokens | what happened |\n")
+	b.WriteString("| turn | commit | outcome | feature | time | verification | tokens | what happened |\n")
 	b.WriteString("|---:|---|---|---|---:|---|---:|---|\n")
 	for _, t := range r.Turns {
 		b.WriteString(mdTurn(t))
@@ -88,19 +93,24 @@ func mdTurn(t Turn) string {
 	}
 	tokens, dur := "", ""
 	if t.Recorded {
-		tokens = fmt.Sprint(t.Usage.Tokens)
+		tokens = harness.FormatCount(t.Usage.Tokens)
 		dur = duration(t.DurationSeconds)
 	}
 	if t.Usage != nil && t.Usage.CostUSD != nil {
 		tokens = strings.TrimPrefix(tokens+" · "+templates.FormatUSD(*t.Usage.CostUSD), " · ")
 	}
-	what := mdText(t.Summary, mdMaxCell)
+	// grub's finding first, then the agent's claim, marked as the agent's.
+	var what []string
+	if g := t.GrubSays(); g != "" {
+		what = append(what, "**grub:** "+mdText(g, 0))
+	}
 	for _, f := range t.Findings {
-		what += "<br>**" + kindText(f.Kind) + ":** " + mdText(f.Text, mdMaxCell)
+		what = append(what, "**"+kindText(f.Kind)+":** "+mdText(f.Text, mdMaxCell))
 	}
 	if r := t.RefusedText(); r != "" {
-		what += "<br>**refused:** " + mdText(r, mdMaxCell)
+		what = append(what, "**refused:** "+mdText(r, mdMaxCell))
 	}
+	what = append(what, "*"+mdText(t.ClaimLabel(), 0)+":* "+mdText(t.Summary, mdMaxCell))
 	feature := ""
 	if t.Feature != "" {
 		feature = "`" + mdCode(t.Feature) + "`"
@@ -108,15 +118,12 @@ func mdTurn(t Turn) string {
 			feature += " ✓"
 		}
 	}
-	return fmt.Sprintf("| %d | %s | %s | %s | %s | %s | %s | %s |\n", t.Iteration, commit, orQ(t.Decision), feature, dur,
-		strings.Join(checks, ", "), tokens, what)
-}
-
-func orQ(s string) string {
-	if s == "" {
-		return "?"
+	outcome := "**" + t.OutcomeText() + "**"
+	if t.Status != "" && t.Status != "running" {
+		outcome += "<br>task " + mdText(t.Status, 0)
 	}
-	return s
+	return fmt.Sprintf("| %d | %s | %s | %s | %s | %s | %s | %s |\n", t.Iteration, commit, outcome, feature, dur,
+		strings.Join(checks, ", "), tokens, strings.Join(what, "<br>"))
 }
 
 func durationLimit(s int64) string {

@@ -48,7 +48,19 @@ type Report struct {
 	// referee's: the agent failed (a crash, a model it could not reach)
 	// or ran out of time.
 	Failed []Count `json:"failed"`
-	Turns  []Turn  `json:"turns"`
+	// Outcomes counts the turns by grub's verdict (harness.Outcomes'
+	// order; outcomes no turn had are left out).
+	Outcomes []OutcomeCount `json:"outcomes"`
+	Turns    []Turn         `json:"turns"`
+	// Next are the commands that make sense now the task has stopped
+	// (harness.NextSteps); empty while it runs.
+	Next []harness.NextStep `json:"next"`
+}
+
+// OutcomeCount is how many turns had one outcome.
+type OutcomeCount struct {
+	Outcome harness.Outcome `json:"outcome"`
+	Count   int             `json:"count"`
 }
 
 // Budgets is what the task used against its limits; a limit of 0 is none.
@@ -59,6 +71,9 @@ type Budgets struct {
 	Requests        int64       `json:"requests"`
 	TokensEstimated bool        `json:"tokensEstimated,omitempty"`
 	CostUSD         *CostBudget `json:"costUSD,omitempty"`
+	// CostReported: the backend reported a cost (CostUSD.Used is it);
+	// otherwise the views say "not reported".
+	CostReported bool `json:"costReported"`
 }
 
 // Budget is a count used against a limit (0: no limit).
@@ -103,19 +118,22 @@ type Count struct {
 // its commit. A turn known only from git (no ledger line: an older grub,
 // or a turn whose line a crash lost) has no usage, progress or checks.
 type Turn struct {
-	Iteration       int       `json:"iteration"`
-	Commit          string    `json:"commit,omitempty"`
-	Time            time.Time `json:"time"`
-	Phase           string    `json:"phase,omitempty"`
-	Feature         string    `json:"feature,omitempty"`
-	Flipped         string    `json:"flipped,omitempty"`
-	Decision        string    `json:"decision,omitempty"`
-	Summary         string    `json:"summary"`
-	Status          string    `json:"status"`
-	DurationSeconds float64   `json:"durationSeconds"`
-	Usage           *Usage    `json:"usage,omitempty"`
-	Progress        *Progress `json:"progress,omitempty"`
-	Checks          []Check   `json:"checks"`
+	Iteration int       `json:"iteration"`
+	Commit    string    `json:"commit,omitempty"`
+	Time      time.Time `json:"time"`
+	Phase     string    `json:"phase,omitempty"`
+	Feature   string    `json:"feature,omitempty"`
+	Flipped   string    `json:"flipped,omitempty"`
+	// Outcome is grub's verdict (harness.TurnRecord.Outcome; unrecorded
+	// for a turn known only from git); Decision is the agent's claim.
+	Outcome         harness.Outcome `json:"outcome"`
+	Decision        string          `json:"decision,omitempty"`
+	Summary         string          `json:"summary"`
+	Status          string          `json:"status"`
+	DurationSeconds float64         `json:"durationSeconds"`
+	Usage           *Usage          `json:"usage,omitempty"`
+	Progress        *Progress       `json:"progress,omitempty"`
+	Checks          []Check         `json:"checks"`
 	// Audit sums up the completion audit's checks when the turn ran it
 	// (Checks holds each of them).
 	Audit    *Audit    `json:"audit,omitempty"`
@@ -202,7 +220,7 @@ type Finding struct {
 var kindOrder = []harness.FindingKind{
 	harness.FindingCompletionRejected, harness.FindingIllegalEdit, harness.FindingTampering,
 	harness.FindingVerification, harness.FindingPlanRejected, harness.FindingNoDecision,
-	harness.FindingTimeout, harness.FindingAgentError, harness.FindingRegression, harness.FindingOther,
+	harness.FindingTimeout, harness.FindingAgentError, harness.FindingSetup, harness.FindingRegression, harness.FindingOther,
 }
 
 // Build makes the report of in.
@@ -212,12 +230,17 @@ func Build(in Input) *Report {
 		Task: st.ID, Goal: st.Goal, Status: string(st.Status), Phase: string(st.Phase),
 		StopReason: st.StopReason, Agent: agentName(st.Agent),
 		CreatedAt: st.CreatedAt.UTC(), UpdatedAt: st.UpdatedAt.UTC(), GeneratedAt: in.Now.UTC(),
-		Budgets: budgets(st), Caught: []Count{}, Failed: []Count{}, Turns: []Turn{},
+		Budgets: budgets(st), Caught: []Count{}, Failed: []Count{}, Outcomes: []OutcomeCount{}, Turns: []Turn{},
+		Next: harness.NextSteps(st),
+	}
+	if r.Next == nil {
+		r.Next = []harness.NextStep{}
 	}
 	r.Turns = joinTurns(harness.LatestTurns(in.Turns), in.Commits)
 	r.Features = features(in.Features, r.Turns)
-	counts := map[string]int{}
+	counts, outcomes := map[string]int{}, map[harness.Outcome]int{}
 	for _, t := range r.Turns {
+		outcomes[t.Outcome]++
 		for _, f := range t.Findings {
 			counts[f.Kind]++
 		}
@@ -230,6 +253,11 @@ func Build(in Input) *Report {
 			r.Failed = append(r.Failed, Count{Kind: string(k), Count: n})
 		default:
 			r.Caught = append(r.Caught, Count{Kind: string(k), Count: n})
+		}
+	}
+	for _, o := range harness.Outcomes {
+		if n := outcomes[o]; n > 0 {
+			r.Outcomes = append(r.Outcomes, OutcomeCount{Outcome: o, Count: n})
 		}
 	}
 	return r
@@ -249,6 +277,7 @@ func budgets(st *harness.State) Budgets {
 		TimeSeconds:     Budget{Used: st.Usage.TimeUsedSeconds, Limit: st.Limits.TimeBudgetSeconds},
 		Requests:        st.Usage.Requests,
 		TokensEstimated: st.Usage.Estimated,
+		CostReported:    st.Usage.CostUSD != nil,
 	}
 	if st.Usage.CostUSD != nil || st.Limits.CostBudgetUSD > 0 {
 		b.CostUSD = &CostBudget{Limit: st.Limits.CostBudgetUSD}
@@ -282,7 +311,7 @@ func joinTurns(lines []harness.TurnRecord, commits []Commit) []Turn {
 		}
 		seen[c.Iteration] = true
 		c = byIter[c.Iteration]
-		t := Turn{Iteration: c.Iteration, Commit: c.Hash, Time: c.Time.UTC(), Feature: c.Feature,
+		t := Turn{Iteration: c.Iteration, Commit: c.Hash, Time: c.Time.UTC(), Feature: c.Feature, Outcome: harness.OutcomeUnrecorded,
 			Summary: c.Summary, Status: c.Status, Checks: []Check{}, Findings: []Finding{}}
 		if c.CostUSD != nil {
 			t.Usage = &Usage{CostUSD: c.CostUSD}
@@ -299,7 +328,7 @@ func sortTurns(ts []Turn) {
 
 func fromLedger(l harness.TurnRecord) Turn {
 	t := Turn{
-		Iteration: l.Iteration, Time: l.Time.UTC(), Phase: string(l.Phase), Feature: l.Feature, Flipped: l.Flipped,
+		Iteration: l.Iteration, Time: l.Time.UTC(), Phase: string(l.Phase), Feature: l.Feature, Flipped: l.Flipped, Outcome: l.Outcome(),
 		Decision: string(l.Decision), Summary: l.Summary, Status: string(l.Status), DurationSeconds: l.DurationSeconds,
 		Usage: &Usage{InputTokens: l.Usage.InputTokens, CachedInputTokens: l.Usage.CachedInputTokens,
 			OutputTokens: l.Usage.OutputTokens, Tokens: l.Usage.Tokens(), Requests: l.Usage.Requests,
