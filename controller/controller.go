@@ -229,6 +229,9 @@ func Run(ctx context.Context, o Options) (*harness.State, error) {
 		return nil, err
 	}
 	defer lock.Release()
+	// What waits for a sync point (the last turn commit's note) is on
+	// disk before the lock is given up.
+	defer func() { _ = o.Store.SyncKept() }()
 
 	c := &Controller{opts: o, store: o.Store, lock: lock, clock: o.Clock, now: o.Clock.Now, progress: o.Events, changes: o.Changes, since: since}
 	if c.changes == nil {

@@ -195,6 +195,10 @@ func (c *Controller) prepareTurn() (turnPlan, error) {
 	if err != nil {
 		return turnPlan{}, err
 	}
+	// The copies kept in the private folder from here are synced at one
+	// point, before state says the turn is under way (harness.BeginKeep).
+	c.store.BeginKeep()
+	defer func() { _ = c.store.SyncKept() }() // an early return: synced all the same, unread
 	if err := c.keepGitCopy(git); err != nil {
 		return turnPlan{}, err
 	}
@@ -230,6 +234,9 @@ func (c *Controller) prepareTurn() (turnPlan, error) {
 	protected, err := c.keepProtected()
 	if err != nil {
 		return turnPlan{}, err
+	}
+	if err := c.store.SyncKept(); err != nil {
+		return turnPlan{}, fmt.Errorf("keep the copies for turn %d: %w", st.CurrentIteration, err)
 	}
 	if err := c.persist(); err != nil {
 		return turnPlan{}, err

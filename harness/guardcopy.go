@@ -7,8 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-
-	"github.com/grub-dev/grub/internal/atomicfile"
 )
 
 // FileGuardCopy is the file of a task's private folder (PrivateDir) that
@@ -37,7 +35,7 @@ func (s *Store) SaveGuardCopy(id string, iteration int, data []byte) error {
 	if err != nil {
 		return fmt.Errorf("the git guard's copy: %w", err)
 	}
-	if err := atomicfile.WriteFile(filepath.Join(dir, FileGuardCopy), out, 0o600); err != nil {
+	if err := s.writeKept(filepath.Join(dir, FileGuardCopy), out, 0o600); err != nil {
 		return fmt.Errorf("keep the git guard's copy: %w", err)
 	}
 	return nil

@@ -97,7 +97,7 @@ func (s *Store) NoteTaskFolders(id string) error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(filepath.Join(dir, fileTaskFolders), data, 0o600)
+	return s.writeKept(filepath.Join(dir, fileTaskFolders), data, 0o600)
 }
 
 // PlantedTask is a task folder a turn made, set aside.

@@ -9,8 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-
-	"github.com/grub-dev/grub/internal/atomicfile"
 )
 
 // The protected files (--protect) as a turn found them are kept in the
@@ -67,7 +65,7 @@ func (s *Store) KeepProtected(id string, iteration int, entries []ProtectedEntry
 		if _, err := os.Stat(p); err == nil {
 			continue
 		}
-		if err := atomicfile.WriteFile(p, e.Data, 0o600); err != nil {
+		if err := s.writeKept(p, e.Data, 0o600); err != nil {
 			return fmt.Errorf("keep the protected file %s: %w", e.Path, err)
 		}
 	}
@@ -75,7 +73,7 @@ func (s *Store) KeepProtected(id string, iteration int, entries []ProtectedEntry
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFile(filepath.Join(dir, fileProtectIndex), data, 0o600); err != nil {
+	if err := s.writeKept(filepath.Join(dir, fileProtectIndex), data, 0o600); err != nil {
 		return fmt.Errorf("keep the protected files: %w", err)
 	}
 	old, _ := os.ReadDir(blobs)

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/grub-dev/grub/internal/atomicfile"
@@ -88,6 +89,10 @@ type Store struct {
 	Private string
 
 	accepted acceptedCache // the accepted lists this Store encoded, wrote and read (accepted.go)
+
+	keepMu  sync.Mutex
+	keep    *atomicfile.Batch // private files written unsynced, synced at one point (keepbatch.go)
+	keeping bool              // between BeginKeep and SyncKept
 }
 
 // HostName is the name of this machine as locks record it: Host, or

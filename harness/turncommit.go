@@ -7,8 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-
-	"github.com/grub-dev/grub/internal/atomicfile"
 )
 
 // FileTurnCommit is the file of a task's private folder (PrivateDir) that
@@ -27,7 +25,11 @@ type TurnCommitNote struct {
 	Mark      HistoryMark `json:"mark"`
 }
 
-// SaveTurnCommit notes grub's commit of turn iteration of task id.
+// SaveTurnCommit notes grub's commit of turn iteration of task id. The
+// note is in place at once and synced with the next turn's copies
+// (SyncKept, before that turn's state, which names the commit, is saved)
+// or when the run ends: a machine crash before then leaves the note of
+// the turn before, and the next run checks against state's mark.
 func (s *Store) SaveTurnCommit(id string, n TurnCommitNote) error {
 	dir, err := s.PrivateDir(id)
 	if err != nil {
@@ -37,7 +39,7 @@ func (s *Store) SaveTurnCommit(id string, n TurnCommitNote) error {
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFile(filepath.Join(dir, FileTurnCommit), out, 0o600); err != nil {
+	if err := s.writeDeferred(filepath.Join(dir, FileTurnCommit), out, 0o600); err != nil {
 		return fmt.Errorf("note the turn commit: %w", err)
 	}
 	return nil

@@ -8,8 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"time"
-
-	"github.com/grub-dev/grub/internal/atomicfile"
 )
 
 // fileConfigCopy is the file of a task's private folder that holds
@@ -53,7 +51,7 @@ func (s *Store) SaveConfigCopy(id string, iteration int, snap ConfigSnapshot) er
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFile(filepath.Join(dir, fileConfigCopy), out, 0o600); err != nil {
+	if err := s.writeKept(filepath.Join(dir, fileConfigCopy), out, 0o600); err != nil {
 		return fmt.Errorf("keep a copy of %s: %w", s.Rel(s.WorkspaceConfigPath()), err)
 	}
 	return nil
