@@ -27,6 +27,7 @@ func (r *Repo) Dirty() ([]string, error) {
 	}
 	sc := newScanner(context.Background(), r, idx, w.cfg, nil, nil)
 	sc.maxSize = 0 // git status lists a file over MaxFileSize too
+	sc.convert = convertIfGit
 	staged := make([]*index.Entry, 0, len(sc.names))
 	for _, name := range sc.names {
 		staged = append(staged, sc.tracked[name])
@@ -125,7 +126,9 @@ func (r *Repo) TreeHash(exclude ...string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	entries, err := newScanner(context.Background(), r, idx, w.cfg, nil, exclude).scan(r, w.ign)
+	sc := newScanner(context.Background(), r, idx, w.cfg, nil, exclude)
+	sc.convert = convertIfGit
+	entries, err := sc.scan(r, w.ign)
 	if err != nil {
 		return "", err
 	}
