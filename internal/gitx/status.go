@@ -116,7 +116,10 @@ func diffEntries(a, b []*index.Entry, dirty map[string]bool) {
 //
 // Cost: a walk of the workspace that skips ignored folders and reads only
 // the files whose size or time differ from the index (new files, and files
-// changed since the last commit).
+// changed since the last commit). Where the repository converts files on
+// commit (convert.go) those are hashed by git as the commit hashes them,
+// so that a commit does not change the token of an unchanged work tree;
+// without the git program, as they are on disk.
 func (r *Repo) TreeHash(exclude ...string) (string, error) {
 	w, err := r.openWorkTree()
 	if err != nil {
