@@ -355,7 +355,7 @@ func (s *scanner) file(j fileJob) (fileResult, error) {
 	switch {
 	case mode == filemode.Symlink:
 		h, err = s.link(j.abs)
-	case s.viaGit && !j.harness:
+	case s.viaGit && !j.harness && info.Mode().IsRegular():
 		r := fileResult{size: info.Size(), viaGit: true, info: info, e: &index.Entry{Name: j.rel, Mode: mode, Size: uint32(info.Size()), ModifiedAt: info.ModTime()}}
 		fillSys(r.e, info)
 		return r, nil
