@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: build docs man snapshot release-check test test-browser lint bench fuzz chaos test-real-agents capture-real-agents
+.PHONY: build docs man snapshot release-check test test-browser test-lfs lint bench fuzz chaos test-real-agents capture-real-agents
 
 # make build stamps the version (the tag on HEAD, else dev), the commit,
 # its date and whether the work tree had changes, as release builds do
@@ -49,6 +49,14 @@ test: lint
 test-browser:
 	@command -v chromium >/dev/null 2>&1 || (apt-get update && apt-get install -y chromium)
 	GRUB_BROWSER_TEST=1 $(GO) test -count=1 -v -run '^TestReportInBrowser$$' ./internal/report/
+
+# Commit through Git LFS (Debian's git-lfs, installed when missing; needs
+# root for apt-get): an LFS-tracked file a turn adds is committed as its
+# pointer. make test runs the same test, and skips it with a printed
+# reason where git-lfs is absent.
+test-lfs:
+	@command -v git-lfs >/dev/null 2>&1 || (apt-get update && apt-get install -y git-lfs)
+	GRUB_LFS_TEST=1 $(GO) test -race -count=1 -v -run '^TestLFS' ./internal/gitx/
 
 # actionlint checks the CI recipe. It runs through go run at a pinned
 # version (from the module cache, else the Go module proxy) rather than as a

@@ -65,6 +65,17 @@ var Gitignore = func() string {
 	return b.String()
 }()
 
+// Gitattributes is what grub writes to .grub/.gitattributes. A commit
+// takes grub's files of a task folder as grub wrote them, never through
+// the filters, end-of-line or encoding conversion or ident the
+// repository's attributes may ask for elsewhere (a turn's commit is
+// recognised by the state.json it holds); these lines tell git the same,
+// so that `git status` and the user's own `git add` agree with grub's
+// commits. (.git/info/attributes, which git reads last, could still
+// override them.)
+const Gitattributes = "# Written by grub: grub's files of a task are committed as they are on disk.\n" +
+	"/*/* -text -eol -filter -ident -working-tree-encoding\n"
+
 // TrackedFiles names the files of a task folder that are committed with
 // every turn; nothing else in the folder is.
 func TrackedFiles() []string {
@@ -304,12 +315,13 @@ func (s *Store) writeNewTask(st *State, stateData, accepted []byte) error {
 	return nil
 }
 
-// EnsureGitignore makes an existing workspace's .grub/.gitignore grub's
-// own again (the controller calls it when a run starts, the committer
-// before every turn commit): grub owns that file, and a missing, edited or
-// replaced one (a link, a folder) is written anew with Gitignore. Rules of
-// your own belong in the repository's other .gitignore files. A workspace
-// without .grub is left alone.
+// EnsureGitignore makes an existing workspace's .grub/.gitignore and
+// .grub/.gitattributes grub's own again (the controller calls it when a
+// run starts, the committer before every turn commit): grub owns those
+// files, and a missing, edited or replaced one (a link, a folder) is
+// written anew with Gitignore or Gitattributes. Rules of your own belong
+// in the repository's other .gitignore and .gitattributes files. A
+// workspace without .grub is left alone.
 func (s *Store) EnsureGitignore() error {
 	if _, err := os.Lstat(s.GrubDir()); err != nil {
 		return nil
@@ -317,23 +329,29 @@ func (s *Store) EnsureGitignore() error {
 	return s.ensureGitignore()
 }
 
-// ensureGitignore writes .grub/.gitignore unless it is a regular file
-// holding exactly Gitignore. .grub itself must be a real folder.
+// ensureGitignore writes .grub/.gitignore and .grub/.gitattributes
+// unless each is a regular file holding exactly Gitignore or
+// Gitattributes. .grub itself must be a real folder.
 func (s *Store) ensureGitignore() error {
 	dir := s.GrubDir()
 	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
 		return fmt.Errorf("%s is not a folder: grub does not write through a link", s.Rel(dir))
 	}
-	path := filepath.Join(dir, ".gitignore")
-	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() {
-		if old, err := os.ReadFile(path); err == nil && string(old) == Gitignore {
-			return nil
+	for name, content := range map[string]string{".gitignore": Gitignore, ".gitattributes": Gitattributes} {
+		path := filepath.Join(dir, name)
+		if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() {
+			if old, err := os.ReadFile(path); err == nil && string(old) == content {
+				continue
+			}
+		}
+		if _, err := removeNonRegular(path, 0o644); err != nil {
+			return fmt.Errorf("remove %s to write it: %w", s.Rel(path), err)
+		}
+		if err := atomicfile.WriteFile(path, []byte(content), 0o644); err != nil {
+			return err
 		}
 	}
-	if _, err := removeNonRegular(path, 0o644); err != nil {
-		return fmt.Errorf("remove %s to write it: %w", s.Rel(path), err)
-	}
-	return atomicfile.WriteFile(path, []byte(Gitignore), 0o644)
+	return nil
 }
 
 // taskIDs lists the task folders under .grub, sorted: the folders named

@@ -123,7 +123,7 @@ type configSandbox struct {
 type configGit struct {
 	Repository bool     `json:"repository"`
 	Root       string   `json:"root,omitempty"`
-	Filters    []string `json:"filters,omitempty"`
+	Conversion []string `json:"conversion,omitempty"`
 	Commits    bool     `json:"commits"`
 }
 
@@ -191,10 +191,11 @@ func configRun(opts *ConfigOptions) error {
 	}
 	if repo != nil {
 		out.Git = configGit{Repository: true, Root: repo.Root()}
-		if out.Git.Filters, err = repo.Filters(); err != nil {
+		if out.Git.Conversion, err = repo.Conversion(); err != nil {
 			return err
 		}
-		out.Git.Commits = len(out.Git.Filters) == 0
+		_, noGit := opts.LookPath("git")
+		out.Git.Commits = len(out.Git.Conversion) == 0 || noGit == nil
 	}
 	o := &out.Agents.OpenAI
 	out.Agents.Default, out.Agents.DefaultFrom = string(kind), defs.From["agent"].String()
@@ -249,8 +250,10 @@ func printConfig(opts *ConfigOptions, c configOutput) error {
 	switch {
 	case !c.Git.Repository:
 		row("git", "not a repository: tasks run without commits")
-	case len(c.Git.Filters) > 0:
-		row("git", fmt.Sprintf("%s; uses clean/smudge filters (%s): start tasks with --no-commit", c.Git.Root, strings.Join(c.Git.Filters, "; ")))
+	case len(c.Git.Conversion) > 0 && !c.Git.Commits:
+		row("git", fmt.Sprintf("%s; asks git to convert files on commit (%s) and git is not on PATH: install git, or start tasks with --no-commit", c.Git.Root, termsafe.Line(strings.Join(capList(c.Git.Conversion, 3), "; "))))
+	case len(c.Git.Conversion) > 0:
+		row("git", fmt.Sprintf("%s; every turn is committed, the files as git converts them (%s) (--no-commit turns it off)", c.Git.Root, termsafe.Line(strings.Join(capList(c.Git.Conversion, 3), "; "))))
 	default:
 		row("git", c.Git.Root+"; every turn is committed (--no-commit turns it off)")
 	}

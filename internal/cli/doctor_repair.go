@@ -430,7 +430,7 @@ func (r *repairer) repairCommit(st *harness.State) error {
 	if slices.ContainsFunc(hist, func(h gitx.HistoryEntry) bool { return h.Iteration == done }) {
 		return nil
 	}
-	if err := checkFilters(repo); err != nil {
+	if err := checkConversion(repo); err != nil {
 		r.say("cannot commit: %v", err)
 		return nil
 	}

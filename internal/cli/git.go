@@ -85,19 +85,33 @@ func onlyGrubTasks(repo *gitx.Repo, id string) *gitx.Repo {
 	return repo.WithHarness(harnessFiles(func(name string) bool { return name == id }))
 }
 
-// checkFilters refuses to commit in a repository whose gitattributes name
-// clean/smudge filters (Git LFS, say): grub's commits store files as they
-// are on disk and would differ from git's.
-func checkFilters(repo *gitx.Repo) error {
-	filters, err := repo.Filters()
+// checkConversion refuses, before any turn, to commit in a repository that
+// asks git to convert files on their way into a commit (a clean filter
+// such as Git LFS's, end-of-line conversion: gitx.Repo.Conversion) when
+// the git program, which grub's commits there have hash the files, is not
+// on PATH. With git on PATH it costs nothing: the commits find out
+// themselves.
+func checkConversion(repo *gitx.Repo) error {
+	if gitx.HasGitProgram() {
+		return nil
+	}
+	reasons, err := repo.Conversion()
 	if err != nil {
 		return err
 	}
-	if len(filters) > 0 {
-		return usageErrorf("this repository's gitattributes use clean/smudge filters (%s), which grub's commits cannot apply; run with --no-commit and commit yourself",
-			strings.Join(filters, "; "))
+	if len(reasons) > 0 {
+		return usageErrorf("this repository asks git to convert files when they are committed (%s); grub's commits have the git program do that, and git is not on PATH: install git, or run with --no-commit and commit yourself",
+			termsafe.Line(strings.Join(capList(reasons, 3), "; ")))
 	}
 	return nil
+}
+
+// capList is xs, its first n and how many more.
+func capList(xs []string, n int) []string {
+	if len(xs) <= n {
+		return xs
+	}
+	return append(append([]string(nil), xs[:n]...), fmt.Sprintf("and %d more", len(xs)-n))
 }
 
 // prepareRepo readies a repository for a new task: a repository without
@@ -105,7 +119,7 @@ func checkFilters(repo *gitx.Repo) error {
 // uncommitted changes is refused unless allowDirty, and then the note says
 // that the first turn's commit takes them (carried).
 func prepareRepo(ctx context.Context, repo *gitx.Repo, id string, allowDirty bool) (note string, carried bool, err error) {
-	if err := checkFilters(repo); err != nil {
+	if err := checkConversion(repo); err != nil {
 		return "", false, err
 	}
 	has, err := repo.HasCommits()

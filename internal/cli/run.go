@@ -440,7 +440,7 @@ func wireGit(o runOptions, st *harness.State, copts *controller.Options) error {
 	case st.NoCommit:
 		copts.Changes = gitChanges{repo}
 	default:
-		if err := checkFilters(repo); err != nil {
+		if err := checkConversion(repo); err != nil {
 			return err
 		}
 		copts.Committer, copts.Changes = gitCommitter{repo, o.Store}, gitChanges{repo}

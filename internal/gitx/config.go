@@ -22,6 +22,9 @@ const (
 // system's behind it: get returns the value of the most specific scope.
 type gitConfig struct {
 	scopes []*config.Config // local, global, system
+	// convert is what outside the work tree asks git to convert files
+	// on commit (outsideConversion), set by whoever loads the rules.
+	convert []string
 }
 
 func loadConfig(g *git.Repository) (*gitConfig, error) {

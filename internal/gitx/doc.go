@@ -10,8 +10,11 @@
 // what in the git directory can make git run a program so that a turn that
 // plants one is caught and undone (GuardGitDir, guard.go), without the git
 // binary. It lists the repository's work trees (Worktrees) and creates a
-// linked one for grub start --worktree (AddWorktree, worktree.go): that,
-// and only that, runs the git program.
+// linked one for grub start --worktree (AddWorktree, worktree.go). The git
+// program runs for that, and to hash the files a scan reads in a
+// repository that asks git to convert them on commit (Conversion,
+// convert.go); always through gitCommand (gitprog.go): no hooks, no
+// fsmonitor, no GIT_* variables.
 //
 // Staging follows `git add -A .` run in the workspace: .gitignore files at
 // every level, .git/info/exclude and the global excludes file are honoured
@@ -28,11 +31,15 @@
 // under .git/index.lock, with the stat data git checks, so git itself sees
 // a clean tree after a grub commit.
 //
-// Not supported: clean/smudge filters (Git LFS) and core.autocrlf
-// conversion (files are committed as they are on disk), submodule updates
-// (a submodule's recorded commit is kept), and nested repositories that are
-// not submodules (skipped, as git does; a gitlink in the index is kept only
-// for a submodule .gitmodules declared when the guard's copy was taken).
+// Clean filters (Git LFS), end-of-line conversion (text, eol, core.autocrlf),
+// working-tree-encoding and ident are git's: where the attributes or the
+// config ask for any, the files a commit reads are hashed by `git
+// hash-object --stdin-paths`, which applies them as `git add` would
+// (convert.go); grub's own files under the harness folder never are.
+// Not supported: submodule updates (a submodule's recorded commit is
+// kept), and nested repositories that are not submodules (skipped, as git
+// does; a gitlink in the index is kept only for a submodule .gitmodules
+// declared when the guard's copy was taken).
 //
 // gitx never pushes, resets, rebases, amends or moves any reference other
 // than the current branch (or a detached HEAD). It may import the standard

@@ -10,11 +10,13 @@ import (
 // HarnessFiles is the commit rule for grub's own folder. gitx does not
 // know harness's names: internal/cli passes them in (WithHarness).
 //
-// Under Dir, a scan takes in only Dir/.gitignore and Dir/<task>/<name> for
-// each name in Tracked, each only as a regular file (never a link), and
-// nothing else, whatever the ignore rules say: an agent that rewrites
-// .grub/.gitignore (`!*`) cannot make grub commit its lock, control
-// queue, transcripts or a file it drops there. Tracked files under Dir
+// Under Dir, a scan takes in only Dir/.gitignore, Dir/.gitattributes and
+// Dir/<task>/<name> for each name in Tracked, each only as a regular file
+// (never a link), and nothing else, whatever the ignore rules say: an
+// agent that rewrites .grub/.gitignore (`!*`) cannot make grub commit its
+// lock, control queue, transcripts or a file it drops there. They are
+// committed as they are on disk, never converted (convert.go), whatever
+// the repository's attributes say. Tracked files under Dir
 // that the rule does not take in leave the index. When the repository's
 // ignore rules (above Dir) ignore Dir itself and nothing under it is
 // tracked, it is skipped, as any ignored folder is.
@@ -82,7 +84,7 @@ func (s *scanner) walkHarness(dir string) error {
 		rel := joinRel(dir, d.Name())
 		switch {
 		case s.exclude[rel] || s.harnessKeep[d.Name()]:
-		case d.Name() == ".gitignore" && d.Type().IsRegular():
+		case (d.Name() == ".gitignore" || d.Name() == ".gitattributes") && d.Type().IsRegular():
 			s.addHarnessFile(rel, filepath.Join(abs, d.Name()))
 		case s.harnessTasks != nil && !s.harnessTasks(d.Name()):
 			s.keepTracked(rel)
@@ -127,5 +129,5 @@ func (s *scanner) addHarnessFile(rel, abs string) {
 	if old != nil && old.SkipWorktree {
 		return
 	}
-	s.jobs = append(s.jobs, fileJob{rel: rel, abs: abs, old: old})
+	s.jobs = append(s.jobs, fileJob{rel: rel, abs: abs, old: old, harness: true})
 }

@@ -68,7 +68,7 @@ func TestHarnessRuleOverridesGitignore(t *testing.T) {
 			}
 			sort.Strings(under)
 			p := ".grub/" + st.ID + "/"
-			want := []string{".grub/.gitignore", p + harness.FileChecklist, p + harness.FileInitScript, p + harness.FileProgressLog, p + harness.FileState}
+			want := []string{".grub/.gitattributes", ".grub/.gitignore", p + harness.FileChecklist, p + harness.FileInitScript, p + harness.FileProgressLog, p + harness.FileState}
 			if strings.Join(under, " ") != strings.Join(want, " ") {
 				t.Errorf("the commit holds under .grub:\n%v\nwant:\n%v", under, want)
 			}

@@ -73,7 +73,7 @@ func TestStrayHarnessFilesNeverCommitted(t *testing.T) {
 		got = append(got, f)
 	}
 	sort.Strings(got)
-	want := []string{".grub/.gitignore"}
+	want := []string{".grub/.gitattributes", ".grub/.gitignore"}
 	for _, name := range harness.TrackedFiles() {
 		want = append(want, task+name)
 	}

@@ -167,8 +167,9 @@ func (r *Repo) openWorkTree() (*workTree, error) {
 }
 
 // loadRules reads the repository's config (with the global and system
-// ones behind it) and the ignore rules that apply everywhere: the excludes
-// file it names and, when gitDir is not nil, .git/info/exclude.
+// ones behind it), the ignore rules that apply everywhere (the excludes
+// file it names and, when gitDir is not nil, .git/info/exclude) and what
+// outside the work tree asks git to convert files (gitConfig.convert).
 func loadRules(g *git.Repository, gitDir billy.Filesystem) (*gitConfig, *ignores, error) {
 	cfg, err := loadConfig(g)
 	if err != nil {
@@ -176,6 +177,9 @@ func loadRules(g *git.Repository, gitDir billy.Filesystem) (*gitConfig, *ignores
 	}
 	ign, err := loadIgnores(cfg, gitDir)
 	if err != nil {
+		return nil, nil, err
+	}
+	if cfg.convert, err = outsideConversion(cfg, gitDir); err != nil {
 		return nil, nil, err
 	}
 	return cfg, ign, nil

@@ -14,9 +14,11 @@ import (
 // rulesCache keeps the config and the ignore rules that apply everywhere
 // (loadRules) that a Repo read last, so that the calls of one turn (the
 // change token before and after the agent, the commit) parse them once.
-// They come from up to six files: the repository's config, the global
+// They come from up to nine files: the repository's config, the global
 // config (the first of its candidates that exists), /etc/gitconfig, the
-// excludes file the config names and .git/info/exclude. Each is stat-ed
+// excludes file the config names, .git/info/exclude, and the attribute
+// files outside the work tree (.git/info/attributes, the global one,
+// /etc/gitattributes: outsideConversion). Each is stat-ed
 // (following links, as it is read) before it is read, and the rules are
 // used again only while every one of them, present or absent, stats the
 // same: device, inode, size, mode, modification and change times, under
@@ -120,9 +122,18 @@ func (c *rulesCache) load(g *git.Repository, gitDir billy.Filesystem) (*gitConfi
 	}
 	if gitDir != nil {
 		stamp(ruleFile{path: gitDir.Join("info", "exclude"), inGit: true})
+		stamp(ruleFile{path: gitDir.Join("info", "attributes"), inGit: true})
+	}
+	for _, p := range []string{attributesPath(cfg), systemAttributes} {
+		if p != "" {
+			stamp(ruleFile{path: p})
+		}
 	}
 	ign, err := loadIgnores(cfg, gitDir)
 	if err != nil {
+		return nil, nil, err
+	}
+	if cfg.convert, err = outsideConversion(cfg, gitDir); err != nil {
 		return nil, nil, err
 	}
 	c.mu.Lock()

@@ -37,7 +37,10 @@ import (
 //     in one pass on those goroutines (an object already in the database
 //     is kept);
 //   - a file larger than MaxFileSize is not read: it is left out (a tracked
-//     one keeps its index entry as it was) and listed in tooBig.
+//     one keeps its index entry as it was) and listed in tooBig;
+//   - where the repository converts files on commit (convert.go), the
+//     files it would read are hashed by one `git hash-object` instead,
+//     grub's own files under the harness folder excepted.
 type scanner struct {
 	ctx      context.Context
 	root     string
@@ -60,6 +63,11 @@ type scanner struct {
 	harnessTracked map[string]bool   // the names committed in a task folder
 	harnessKeep    map[string]bool   // names under harnessDir whose index entries stay as they are
 	harnessTasks   func(string) bool // the task folders taken in; nil: every one
+
+	convert   convertMode // what to do where the repository converts
+	outside   []string    // what outside the work tree asks for conversion (gitConfig.convert)
+	attrFiles []string    // the .gitattributes files seen (repository paths)
+	viaGit    bool        // the files read are hashed by git (decideConversion)
 }
 
 func newScanner(ctx context.Context, r *Repo, idx *index.Index, cfg *gitConfig, store *filesystem.Storage, exclude []string) *scanner {
@@ -72,6 +80,7 @@ func newScanner(ctx context.Context, r *Repo, idx *index.Index, cfg *gitConfig, 
 		store:    store,
 		exclude:  make(map[string]bool),
 		maxSize:  MaxFileSize,
+		outside:  cfg.convert,
 	}
 	s.harnessDir, s.harnessTracked, s.harnessKeep, s.harnessTasks = r.harnessRule()
 	s.submodules = r.guard.submodules(r.root)
@@ -113,7 +122,11 @@ func (s *scanner) scan(r *Repo, ig *ignores) ([]*index.Entry, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.attrsAbove(comps)
 	if err := s.walk(r.prefix, comps, ps, false); err != nil {
+		return nil, err
+	}
+	if err := s.decideConversion(); err != nil {
 		return nil, err
 	}
 	if err := s.runJobs(); err != nil {
@@ -178,6 +191,10 @@ func (s *scanner) walk(dir string, comps []string, ps []gitignore.Pattern, ignor
 				return err
 			}
 			ps = append(ps[:len(ps):len(ps)], more...)
+		case ".gitattributes":
+			if d.Type().IsRegular() {
+				s.attrFiles = append(s.attrFiles, joinRel(dir, ".gitattributes"))
+			}
 		}
 	}
 	for _, d := range des {
@@ -253,6 +270,7 @@ func (s *scanner) fresh(old *index.Entry, info fs.FileInfo, mode filemode.FileMo
 type fileJob struct {
 	rel, abs string
 	old      *index.Entry
+	harness  bool // one of grub's own files: committed as grub wrote it, never converted
 }
 
 // fileResult is a job's new index entry (nil: the file vanished).
@@ -260,6 +278,10 @@ type fileResult struct {
 	e      *index.Entry
 	size   int64 // the file's size when it was stat-ed
 	tooBig bool  // over the size cap: not read; e is the tracked entry kept as it was, or nil
+	// viaGit: e's hash is still to come from git (hashPending), which
+	// reads the file info described.
+	viaGit bool
+	info   fs.FileInfo
 }
 
 // runJobs stats and, where needed, reads the files the walk found, on
@@ -287,10 +309,15 @@ func (s *scanner) runJobs() error {
 	if err := s.ctx.Err(); err != nil {
 		return err
 	}
-	for i, r := range res {
-		if errs[i] != nil {
-			return errs[i]
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
+	}
+	if err := s.hashPending(res); err != nil {
+		return err
+	}
+	for i, r := range res {
 		if r.tooBig {
 			s.tooBig = append(s.tooBig, LeftOut{Path: s.jobs[i].rel, Size: r.size})
 		}
@@ -328,6 +355,10 @@ func (s *scanner) file(j fileJob) (fileResult, error) {
 	switch {
 	case mode == filemode.Symlink:
 		h, err = s.link(j.abs)
+	case s.viaGit && !j.harness && info.Mode().IsRegular():
+		r := fileResult{size: info.Size(), viaGit: true, info: info, e: &index.Entry{Name: j.rel, Mode: mode, Size: uint32(info.Size()), ModifiedAt: info.ModTime()}}
+		fillSys(r.e, info)
+		return r, nil
 	case s.store == nil:
 		h, err = hashFile(j.abs, info)
 	default:
@@ -339,6 +370,36 @@ func (s *scanner) file(j fileJob) (fileResult, error) {
 	r := fileResult{size: info.Size(), e: &index.Entry{Name: j.rel, Hash: h, Mode: mode, Size: uint32(info.Size()), ModifiedAt: info.ModTime()}}
 	fillSys(r.e, info)
 	return r, nil
+}
+
+// hashPending has git hash the files whose results wait for it (one
+// process for all, with -w when the scan stores blobs), then checks that
+// each is still the file it stat-ed: one changed meanwhile fails the
+// scan, as a file that changes while gitx reads it does.
+func (s *scanner) hashPending(res []fileResult) error {
+	var at []int
+	var paths []string
+	for i, r := range res {
+		if r.viaGit {
+			at, paths = append(at, i), append(paths, s.jobs[i].rel)
+		}
+	}
+	if len(at) == 0 {
+		return nil
+	}
+	hashes, err := hashWithGit(s.ctx, s.root, paths, s.store != nil)
+	if err != nil {
+		return err
+	}
+	for k, i := range at {
+		r := res[i]
+		now, err := os.Lstat(s.jobs[i].abs)
+		if err != nil || !os.SameFile(now, r.info) || now.Size() != r.info.Size() || !now.ModTime().Equal(r.info.ModTime()) || !sysMatches(r.e, now) {
+			return changedError(s.jobs[i].abs)
+		}
+		r.e.Hash = hashes[k]
+	}
+	return nil
 }
 
 // link hashes a symbolic link's target, the content git stores for it,

@@ -27,6 +27,7 @@ func (r *Repo) Dirty() ([]string, error) {
 	}
 	sc := newScanner(context.Background(), r, idx, w.cfg, nil, nil)
 	sc.maxSize = 0 // git status lists a file over MaxFileSize too
+	sc.convert = convertIfGit
 	staged := make([]*index.Entry, 0, len(sc.names))
 	for _, name := range sc.names {
 		staged = append(staged, sc.tracked[name])
@@ -115,7 +116,10 @@ func diffEntries(a, b []*index.Entry, dirty map[string]bool) {
 //
 // Cost: a walk of the workspace that skips ignored folders and reads only
 // the files whose size or time differ from the index (new files, and files
-// changed since the last commit).
+// changed since the last commit). Where the repository converts files on
+// commit (convert.go) those are hashed by git as the commit hashes them,
+// so that a commit does not change the token of an unchanged work tree;
+// without the git program, as they are on disk.
 func (r *Repo) TreeHash(exclude ...string) (string, error) {
 	w, err := r.openWorkTree()
 	if err != nil {
@@ -125,7 +129,9 @@ func (r *Repo) TreeHash(exclude ...string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	entries, err := newScanner(context.Background(), r, idx, w.cfg, nil, exclude).scan(r, w.ign)
+	sc := newScanner(context.Background(), r, idx, w.cfg, nil, exclude)
+	sc.convert = convertIfGit
+	entries, err := sc.scan(r, w.ign)
 	if err != nil {
 		return "", err
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -97,17 +96,19 @@ func headBranch(gitDir string) string {
 // no work tree at path is tried again a few times, on the branch if the
 // failed attempt made it.
 func (r *Repo) AddWorktree(ctx context.Context, path, branch string) error {
-	git, err := exec.LookPath("git")
-	if err != nil {
+	if !HasGitProgram() {
 		return ErrNoGitProgram
 	}
 	run := func(args ...string) (string, error) {
 		// grub never runs the repository's hooks or its fsmonitor: git
-		// worktree add would run post-checkout.
-		cmd := exec.CommandContext(ctx, git, append([]string{"-C", r.root, "-c", "core.hooksPath=" + os.DevNull, "-c", "core.fsmonitor=false"}, args...)...)
+		// worktree add would run post-checkout (gitCommand).
+		cmd, err := gitCommand(ctx, r.root, args...)
+		if err != nil {
+			return "", err
+		}
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
-		err := cmd.Run()
+		err = cmd.Run()
 		return strings.TrimSpace(stderr.String()), err
 	}
 	args := []string{"worktree", "add", "--quiet", "-b", branch, path, "HEAD"}
