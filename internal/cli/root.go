@@ -152,6 +152,7 @@ Exit codes:
 		NewCmdDemoAgent(),
 		NewCmdSandboxExec(),
 		NewCmdVersion(f, nil),
+		NewCmdMCP(f),
 	)
 	registerFlagCompletions(f, root)
 	return root

@@ -144,17 +144,7 @@ func NewCmdStart(f *Factory, runF func(*StartOptions) error) *cobra.Command {
   grub start "add OAuth login to the API" --agent command --agent-cmd 'my-agent --headless'
   grub start "port the CLI to cobra" --max-iter 40 --token-budget 2000000 --time-budget 3h
   grub start "修复登录页面" --locale zh --agent command --agent-cmd ./agent.sh`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			switch {
-			case cmd.Flags().Changed("goal-file") && len(args) > 0:
-				return &UsageError{Err: fmt.Errorf("grub start takes the goal from --goal-file or from an argument, not both"), Command: cmd.CommandPath()}
-			case cmd.Flags().Changed("goal-file"):
-				return nil
-			case len(args) != 1:
-				return &UsageError{Err: fmt.Errorf("grub start takes one goal, in quotes: grub start \"add OAuth login to the API\" (or from a file: --goal-file PROMPT.md)"), Command: cmd.CommandPath()}
-			}
-			return nil
-		},
+		Args: startArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
 			if opts.Goal, err = readGoal(opts.IO.In, opts.GoalFile, args); err != nil {
@@ -212,11 +202,7 @@ func NewCmdStart(f *Factory, runF func(*StartOptions) error) *cobra.Command {
 				return runF(opts)
 			}
 			if rf.detaching(f) {
-				goal := ""
-				if opts.GoalFile == "-" { // read already: the runner gets it on its stdin
-					goal = opts.Goal
-				}
-				return runDetached(f, goal)
+				return runDetached(f, stdinGoal(opts))
 			}
 			return startRun(opts)
 		},
@@ -311,6 +297,28 @@ func startRun(opts *StartOptions) error {
 	}
 	return runTask(ctxOr(opts.Ctx), runOptions{IO: opts.IO, Store: store, ID: st.ID, Now: opts.Now, Getenv: opts.Getenv, JSON: opts.JSON, Heartbeat: opts.Heartbeat, NoProgress: opts.NoProgress,
 		Landlock: opts.Landlock, Reap: opts.Reap, Slice: opts.Slice, Detached: opts.Detached})
+}
+
+// startArgs checks start's arguments: one goal, or --goal-file.
+func startArgs(cmd *cobra.Command, args []string) error {
+	switch {
+	case cmd.Flags().Changed("goal-file") && len(args) > 0:
+		return &UsageError{Err: fmt.Errorf("grub start takes the goal from --goal-file or from an argument, not both"), Command: cmd.CommandPath()}
+	case cmd.Flags().Changed("goal-file"):
+		return nil
+	case len(args) != 1:
+		return &UsageError{Err: fmt.Errorf("grub start takes one goal, in quotes: grub start \"add OAuth login to the API\" (or from a file: --goal-file PROMPT.md)"), Command: cmd.CommandPath()}
+	}
+	return nil
+}
+
+// stdinGoal is the goal a detached runner reads on its stdin: the one
+// this grub read already from --goal-file -, else none.
+func stdinGoal(opts *StartOptions) string {
+	if opts.GoalFile == "-" {
+		return opts.Goal
+	}
+	return ""
 }
 
 // checkBranchFlag refuses --branch where it has no meaning: --worktree
