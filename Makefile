@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: build docs man snapshot release-check test test-browser test-lfs lint bench fuzz chaos test-real-agents capture-real-agents
+.PHONY: build docs man snapshot release-check test test-browser test-lfs test-mcp lint bench fuzz chaos test-real-agents capture-real-agents
 
 # make build stamps the version (the tag on HEAD, else dev), the commit,
 # its date and whether the work tree had changes, as release builds do
@@ -126,6 +126,14 @@ REAL_AGENTS_TIMEOUT ?= 15m
 test-real-agents:
 	@bin=$$(scripts/install-real-agents.sh | tail -n 1) && \
 	GRUB_REAL_AGENTS_BIN="$$bin" $(GO) test -tags realagents -count=1 -timeout $(REAL_AGENTS_TIMEOUT) -v -run 'CompletesTask' ./internal/agentstub/
+
+# Check grub mcp with an MCP client nobody here wrote: the official MCP
+# Inspector's CLI (@modelcontextprotocol/inspector, pinned in the script),
+# installed from npm into a cache folder by scripts/test-mcp.sh on the
+# first run. Not part of `make test`: it needs npm once. The agent is
+# grub's fake one; nothing else leaves the machine.
+test-mcp:
+	scripts/test-mcp.sh
 
 # Capture the real programs' output (success, errors, max-turns, stream-json,
 # codex events) into agent/backend/testdata/real, the parsers' fixtures.

@@ -49,3 +49,46 @@ func (s *Store) WatchControl(id string, changed func()) (stop func(), err error)
 	}()
 	return func() { close(done); w.Close() }, nil
 }
+
+// WatchTask calls changed (on a goroutine of its own) each time a file of
+// task id that says how it goes (state.json, the ledger, the feature
+// list, the progress log, the runner's log) is created, written or
+// renamed into place, until stop is called. grub mcp uses it for
+// grub_wait and its resource subscriptions; what it calls reads the
+// files as grub status does.
+func (s *Store) WatchTask(id string, changed func()) (stop func(), err error) {
+	if err := s.checkTask(id); err != nil {
+		return nil, err
+	}
+	dir := s.Dir(id)
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, fmt.Errorf("watch task %s: %w", id, err)
+	}
+	if err := w.Add(dir); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("watch %s: %w", s.Rel(dir), err)
+	}
+	names := map[string]bool{FileState: true, FileTurnLedger: true, FileFeatureList: true, FileProgressLog: true, FileRunnerLog: true}
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case ev, ok := <-w.Events:
+				if !ok {
+					return
+				}
+				if names[filepath.Base(ev.Name)] && ev.Op&(fsnotify.Create|fsnotify.Write|fsnotify.Rename) != 0 {
+					changed()
+				}
+			case _, ok := <-w.Errors:
+				if !ok {
+					return
+				}
+			}
+		}
+	}()
+	return func() { close(done); w.Close() }, nil
+}

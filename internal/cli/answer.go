@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -32,12 +33,13 @@ type AnswerOptions struct {
 	NoProgress bool // --no-progress
 	Landlock   func() (int, bool)
 	Reap       bool
+	Detached   *os.File // Factory.Detached (detach.go)
 }
 
 // NewCmdAnswer builds grub answer. runF, when not nil, replaces the run
 // function (tests use it to check flag parsing).
 func NewCmdAnswer(f *Factory, runF func(*AnswerOptions) error) *cobra.Command {
-	opts := &AnswerOptions{IO: f.IO, Store: f.Store, Now: f.Now, Getenv: f.Getenv, Landlock: f.Landlock, Reap: f.Reap}
+	opts := &AnswerOptions{IO: f.IO, Store: f.Store, Now: f.Now, Getenv: f.Getenv, Landlock: f.Landlock, Reap: f.Reap, Detached: f.Detached}
 	var rf runFlags
 	cmd := &cobra.Command{
 		Use:   `answer [<id>] "text"`,
@@ -78,6 +80,9 @@ grub resume.`,
 			}
 			if runF != nil {
 				return runF(opts)
+			}
+			if rf.detaching(f) {
+				return runDetached(f, "")
 			}
 			return answerRun(opts)
 		},
@@ -126,7 +131,7 @@ func answerRun(opts *AnswerOptions) error {
 	}
 	fmt.Fprintf(w, "grub: resuming task %s at iteration %d (%s)\n", id, st.CurrentIteration, st.Status)
 	return runTask(ctxOr(opts.Ctx), runOptions{IO: opts.IO, Store: store, ID: id, Now: opts.Now,
-		Getenv: opts.Getenv, JSON: opts.JSON, Heartbeat: opts.Heartbeat, NoProgress: opts.NoProgress, Landlock: opts.Landlock, Reap: opts.Reap})
+		Getenv: opts.Getenv, JSON: opts.JSON, Heartbeat: opts.Heartbeat, NoProgress: opts.NoProgress, Landlock: opts.Landlock, Reap: opts.Reap, Detached: opts.Detached})
 }
 
 // recordAnswer stores answer as the next prompt's pending answer and logs

@@ -32,6 +32,12 @@ type Factory struct {
 	// leaves behind. Only the real process (Main) sets it: in a test
 	// process it would end other tests' children.
 	Reap bool
+	// Args are the command line's arguments (without the program name),
+	// which --detach starts the runner with again.
+	Args []string
+	// Detached is where a detached runner reports that it runs (Main,
+	// from $GRUB_DETACH_FD; detach.go); nil in any other grub.
+	Detached *os.File
 }
 
 // NewFactory returns a Factory wired to the real process: the system clock,

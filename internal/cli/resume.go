@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"time"
 
@@ -37,12 +38,13 @@ type ResumeOptions struct {
 	NoProgress    bool // --no-progress
 	Landlock      func() (int, bool)
 	Reap          bool
+	Detached      *os.File // Factory.Detached (detach.go)
 }
 
 // NewCmdResume builds grub resume. runF, when not nil, replaces the run
 // function (tests use it to check flag parsing).
 func NewCmdResume(f *Factory, runF func(*ResumeOptions) error) *cobra.Command {
-	opts := &ResumeOptions{IO: f.IO, Store: f.Store, Now: f.Now, Getenv: f.Getenv, Landlock: f.Landlock, Reap: f.Reap}
+	opts := &ResumeOptions{IO: f.IO, Store: f.Store, Now: f.Now, Getenv: f.Getenv, Landlock: f.Landlock, Reap: f.Reap, Detached: f.Detached}
 	var (
 		sf     sandboxFlags
 		af     agentFlags
@@ -112,6 +114,9 @@ it is now as the task's new base.`,
 			}
 			if runF != nil {
 				return runF(opts)
+			}
+			if rf.detaching(f) {
+				return runDetached(f, "")
 			}
 			return resumeRun(opts)
 		},
@@ -211,7 +216,7 @@ func resumeRun(opts *ResumeOptions) error {
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "grub: resuming task %s at iteration %d (%s)%s\n", id, st.CurrentIteration, st.Status, slice)
 	return runTask(ctxOr(opts.Ctx), runOptions{IO: opts.IO, Store: store, ID: id, Limits: opts.Limits, Now: opts.Now, Getenv: opts.Getenv, JSON: opts.JSON, Heartbeat: opts.Heartbeat, NoProgress: opts.NoProgress,
-		Landlock: opts.Landlock, Reap: opts.Reap, Slice: opts.Slice, AcceptHistory: opts.AcceptHistory})
+		Landlock: opts.Landlock, Reap: opts.Reap, Slice: opts.Slice, AcceptHistory: opts.AcceptHistory, Detached: opts.Detached})
 }
 
 // recordWritten reports whether the last turn's record that state holds

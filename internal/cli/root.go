@@ -16,6 +16,7 @@ func Main() int {
 	ignoreBrokenPipes()
 	f := NewFactory(System())
 	f.Reap = true
+	f.Detached = detachedFromEnv()
 	return execute(context.Background(), f, os.Args[1:])
 }
 
@@ -40,6 +41,7 @@ func Run(args []string, ios *IOStreams) int {
 // execute builds a fresh command tree on f, runs it and maps the outcome to
 // an exit code.
 func execute(ctx context.Context, f *Factory, args []string) int {
+	f.Args = args
 	root := NewCmdRoot(f)
 	root.SetArgs(args)
 
@@ -150,6 +152,7 @@ Exit codes:
 		NewCmdDemoAgent(),
 		NewCmdSandboxExec(),
 		NewCmdVersion(f, nil),
+		NewCmdMCP(f),
 	)
 	registerFlagCompletions(f, root)
 	return root

@@ -68,13 +68,20 @@ type runFlags struct {
 	JSON       bool
 	Heartbeat  time.Duration
 	NoProgress bool
+	Detach     bool
 }
 
 func (r *runFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&r.JSON, "json", false, "when the task stops, print its status as one JSON object (schemas/status-output.schema.json)")
 	cmd.Flags().DurationVar(&r.Heartbeat, "heartbeat", 30*time.Second, "how often a long turn reports that it is still running")
 	registerNoProgress(cmd, &r.NoProgress)
+	cmd.Flags().BoolVar(&r.Detach, "detach", false, "run in the background: print the task's id once a turn starts and exit 0; the runner's output goes to .grub/<id>/runner.log")
 }
+
+// detaching reports whether this command is to start a detached runner
+// (runDetached) rather than run the task itself: --detach, in a grub that
+// is not that runner.
+func (r *runFlags) detaching(f *Factory) bool { return r.Detach && f.Detached == nil }
 
 // apply checks the agent flags and writes those that were given (and, for
 // a new task, the defaults) into s. getenv supplies $GRUB_MODEL and
@@ -332,6 +339,8 @@ type runOptions struct {
 	Slice time.Duration
 	// AcceptHistory is resume's --accept-history.
 	AcceptHistory bool
+	// Detached is Factory.Detached: this run is a detached runner.
+	Detached *os.File
 }
 
 // runTask runs the controller in the foreground until the task stops, with
@@ -391,6 +400,9 @@ func runTask(ctx context.Context, o runOptions) error {
 		AcceptHistory: o.AcceptHistory,
 	}
 	copts.Events, copts.Redraw = progressFor(o.IO, liveProgress(o.IO, o.Getenv, o.NoProgress))
+	if o.Detached != nil {
+		copts.Events = &detachedProgress{Progress: copts.Events, ready: func() { detachedReady(o.Detached, o.Store, o.ID) }}
+	}
 	if o.Reap && becomeReaper() {
 		copts.Reaper = procReaper{}
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -42,6 +43,8 @@ type StartOptions struct {
 	// Branch makes the branch grub/<id> at HEAD and switches to it before
 	// the first commit (base.go).
 	Branch bool
+	// Detached is Factory.Detached (detach.go).
+	Detached *os.File
 }
 
 // startLong is the long help of grub start.
@@ -61,6 +64,14 @@ Progress goes to stderr, one line per turn start and end; when the task
 stops, its status is printed on stdout (--json: one JSON object). The exit
 code is that of the final status (see grub --help). Ctrl-C cancels the turn
 and leaves the task paused; grub resume continues it.
+
+--detach runs the task in the background instead (resume and answer take
+it too): grub prints the task's id on stdout once its first turn starts,
+so that grub status right after shows it running, and exits 0; the
+runner's output goes to .grub/<id>/runner.log (never committed). A runner
+that stops before a turn starts (an agent that cannot run, a dirty work
+tree) is the command's outcome: its message and its exit code. grub status
+--watch follows it, grub stop ends it.
 
 The default agent is grub's own (--agent openai): it drives any
 OpenAI-compatible server with workspace tools (shell, read_file, write_file,
@@ -114,7 +125,7 @@ turn ends, and one left by a runner that died is ended by grub resume.`
 // NewCmdStart builds grub start. runF, when not nil, replaces the run
 // function (tests use it to check flag parsing).
 func NewCmdStart(f *Factory, runF func(*StartOptions) error) *cobra.Command {
-	opts := &StartOptions{IO: f.IO, Store: f.Store, Now: f.Now, Getenv: f.Getenv, Landlock: f.Landlock, Reap: f.Reap}
+	opts := &StartOptions{IO: f.IO, Store: f.Store, Now: f.Now, Getenv: f.Getenv, Landlock: f.Landlock, Reap: f.Reap, Detached: f.Detached}
 	var (
 		sf     sandboxFlags
 		af     agentFlags
@@ -133,17 +144,7 @@ func NewCmdStart(f *Factory, runF func(*StartOptions) error) *cobra.Command {
   grub start "add OAuth login to the API" --agent command --agent-cmd 'my-agent --headless'
   grub start "port the CLI to cobra" --max-iter 40 --token-budget 2000000 --time-budget 3h
   grub start "修复登录页面" --locale zh --agent command --agent-cmd ./agent.sh`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			switch {
-			case cmd.Flags().Changed("goal-file") && len(args) > 0:
-				return &UsageError{Err: fmt.Errorf("grub start takes the goal from --goal-file or from an argument, not both"), Command: cmd.CommandPath()}
-			case cmd.Flags().Changed("goal-file"):
-				return nil
-			case len(args) != 1:
-				return &UsageError{Err: fmt.Errorf("grub start takes one goal, in quotes: grub start \"add OAuth login to the API\" (or from a file: --goal-file PROMPT.md)"), Command: cmd.CommandPath()}
-			}
-			return nil
-		},
+		Args: startArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
 			if opts.Goal, err = readGoal(opts.IO.In, opts.GoalFile, args); err != nil {
@@ -199,6 +200,9 @@ func NewCmdStart(f *Factory, runF func(*StartOptions) error) *cobra.Command {
 			}
 			if runF != nil {
 				return runF(opts)
+			}
+			if rf.detaching(f) {
+				return runDetached(f, stdinGoal(opts))
 			}
 			return startRun(opts)
 		},
@@ -292,7 +296,29 @@ func startRun(opts *StartOptions) error {
 		sayBase(opts.IO.ErrOut, base)
 	}
 	return runTask(ctxOr(opts.Ctx), runOptions{IO: opts.IO, Store: store, ID: st.ID, Now: opts.Now, Getenv: opts.Getenv, JSON: opts.JSON, Heartbeat: opts.Heartbeat, NoProgress: opts.NoProgress,
-		Landlock: opts.Landlock, Reap: opts.Reap, Slice: opts.Slice})
+		Landlock: opts.Landlock, Reap: opts.Reap, Slice: opts.Slice, Detached: opts.Detached})
+}
+
+// startArgs checks start's arguments: one goal, or --goal-file.
+func startArgs(cmd *cobra.Command, args []string) error {
+	switch {
+	case cmd.Flags().Changed("goal-file") && len(args) > 0:
+		return &UsageError{Err: fmt.Errorf("grub start takes the goal from --goal-file or from an argument, not both"), Command: cmd.CommandPath()}
+	case cmd.Flags().Changed("goal-file"):
+		return nil
+	case len(args) != 1:
+		return &UsageError{Err: fmt.Errorf("grub start takes one goal, in quotes: grub start \"add OAuth login to the API\" (or from a file: --goal-file PROMPT.md)"), Command: cmd.CommandPath()}
+	}
+	return nil
+}
+
+// stdinGoal is the goal a detached runner reads on its stdin: the one
+// this grub read already from --goal-file -, else none.
+func stdinGoal(opts *StartOptions) string {
+	if opts.GoalFile == "-" {
+		return opts.Goal
+	}
+	return ""
 }
 
 // checkBranchFlag refuses --branch where it has no meaning: --worktree

@@ -44,7 +44,7 @@ var trustKeys = map[string]string{
 // allow-domain is safe: an allowlist only narrows an open network, and
 // with --no-network it is refused, never a widening.
 var safeKeys = []string{
-	"allow-dirty", "allow-domain", "branch", "context-window", "cost-budget", "for", "heartbeat", "hook-timeout",
+	"allow-dirty", "allow-domain", "branch", "detach", "context-window", "cost-budget", "for", "heartbeat", "hook-timeout",
 	"init-timeout", "locale", "max-blocked", "max-fail", "max-features", "max-init-fail",
 	"max-iter", "max-requests", "min-features", "model", "no-commit", "no-progress", "protect", "regression-checks", "sandbox-hide",
 	"request-timeout", "stall-timeout", "time-budget", "token-budget", "turn-timeout", "worktree",

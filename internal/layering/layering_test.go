@@ -60,6 +60,13 @@ var never = map[string][]string{
 		module + "/internal/cli",
 		module + "/controller",
 	},
+	"internal/mcpserver": {
+		"github.com/spf13/cobra",
+		"github.com/go-git/go-git/v5",
+		module + "/internal/cli",
+		module + "/controller",
+		module + "/harness",
+	},
 	"agent/tools": {
 		"github.com/sashabaranov/go-openai",
 		module + "/controller",
@@ -84,6 +91,7 @@ var owner = map[string]string{
 	"github.com/rogpeppe/go-internal":          "cmd/grub",
 	"golang.org/x/term":                        "internal/cli",
 	"github.com/pelletier/go-toml/v2":          "internal/config",
+	"github.com/modelcontextprotocol/go-sdk":   "internal/mcpserver",
 }
 
 // pkg is one package of the module with its imports (tests excluded: what
