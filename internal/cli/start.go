@@ -31,6 +31,8 @@ type StartOptions struct {
 	Hooks      harness.Hooks
 	Slice      time.Duration // --for: how long this run may go on
 	JSON       bool
+	// Events is --json's stream of the run's events (nil without --json).
+	Events     *eventStream
 	Heartbeat  time.Duration
 	NoProgress bool // --no-progress
 	// Landlock probes the kernel; Reap makes the run a child subreaper.
@@ -144,8 +146,9 @@ func NewCmdStart(f *Factory, runF func(*StartOptions) error) *cobra.Command {
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var err error
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			opts.Events = newEventStream(opts.IO, rf.JSON, opts.Now)
+			defer func() { err = opts.Events.stop(err) }()
 			if opts.Goal, err = readGoal(opts.IO.In, opts.GoalFile, args); err != nil {
 				return err
 			}
@@ -291,7 +294,7 @@ func startRun(opts *StartOptions) error {
 	if base != nil {
 		sayBase(opts.IO.ErrOut, base)
 	}
-	return runTask(ctxOr(opts.Ctx), runOptions{IO: opts.IO, Store: store, ID: st.ID, Now: opts.Now, Getenv: opts.Getenv, JSON: opts.JSON, Heartbeat: opts.Heartbeat, NoProgress: opts.NoProgress,
+	return runTask(ctxOr(opts.Ctx), runOptions{IO: opts.IO, Store: store, ID: st.ID, Now: opts.Now, Getenv: opts.Getenv, Events: opts.Events, Heartbeat: opts.Heartbeat, NoProgress: opts.NoProgress,
 		Landlock: opts.Landlock, Reap: opts.Reap, Slice: opts.Slice})
 }
 
