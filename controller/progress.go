@@ -63,11 +63,14 @@ func (c *Controller) event(t events.Type) events.Event {
 	return events.New(t, c.st.ID, c.now(), c.st.CurrentIteration)
 }
 
-// emitRunStarted reports the run's start, once the task is loaded.
+// emitRunStarted reports the run's start, once the task is loaded: its
+// status as the run found it, its limits with the run's changes.
 func (c *Controller) emitRunStarted() {
 	st := c.st
+	limits := st.Limits
+	c.opts.Limits.Apply(&limits)
 	e := c.event(events.RunStarted)
-	e.Run = &events.Run{Phase: string(st.Phase), Status: string(st.Status), MaxIterations: st.Limits.MaxIterations,
+	e.Run = &events.Run{Phase: string(st.Phase), Status: string(st.Status), MaxIterations: limits.MaxIterations,
 		Agent: string(st.Agent.Kind), Dir: c.store.Dir(st.ID)}
 	c.progress.Event(e)
 }

@@ -110,6 +110,7 @@ func answerRun(opts *AnswerOptions) error {
 		return err
 	}
 	id := st.ID
+	opts.Events.forTask(store, id)
 	if err := checkTaskTrust(store, st); err != nil {
 		return err
 	}

@@ -140,6 +140,7 @@ func resumeRun(opts *ResumeOptions) error {
 		return err
 	}
 	id := st.ID
+	opts.Events.forTask(store, id)
 	// A complete task whose last record a crash cut short is run: the
 	// controller finishes the record and stops.
 	if st.Status == harness.StatusComplete && recordWritten(store, st) {

@@ -286,6 +286,7 @@ func startRun(opts *StartOptions) error {
 	if err := store.Create(st); err != nil {
 		return err
 	}
+	opts.Events.forTask(store, st.ID)
 	// The task's settings are this user's: resume trusts them here (trust.go).
 	if err := store.TrustTask(st); err != nil {
 		return err
