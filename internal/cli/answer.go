@@ -68,7 +68,7 @@ grub resume.`,
 		Example: `  grub status                    # shows the question and its options
   grub answer "use SQLite; the service runs on one machine"
   grub answer 0a1b2c3d "postgres"
-  grub answer "option 2" --json  # print the final status as JSON`,
+  grub answer "option 2" --json  # the run's events on stdout, one JSON object a line`,
 		Args:              messageArgs("answer", "answer"),
 		ValidArgsFunction: completeTaskIDs(f),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {

@@ -60,9 +60,14 @@ restores the feature list if the agent broke its rules, and runs init.sh and
 the feature's verify command before it accepts a feature as passing.
 
 Progress goes to stderr, one line per turn start and end; when the task
-stops, its status is printed on stdout (--json: one JSON object). The exit
-code is that of the final status (see grub --help). Ctrl-C cancels the turn
-and leaves the task paused; grub resume continues it.
+stops, its status is printed on stdout. With --json, stdout holds only the
+run's events as they happen, one JSON object a line (run.started,
+turn.started, turn.activity, turn.agent_done, turn.finding, turn.check,
+turn.ended, question; schemas/events.schema.json), and always last
+run.stopped, with the exit code and the task's status as grub status --json
+prints it; the status for people goes to stderr then. The exit code is that
+of the final status (see grub --help). Ctrl-C cancels the turn and leaves
+the task paused; grub resume continues it.
 
 The default agent is grub's own (--agent openai): it drives any
 OpenAI-compatible server with workspace tools (shell, read_file, write_file,
