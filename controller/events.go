@@ -3,6 +3,7 @@ package controller
 import (
 	"github.com/grub-dev/grub/events"
 	"github.com/grub-dev/grub/harness"
+	"github.com/grub-dev/grub/loopstate"
 )
 
 // emitRecorded reports a recorded turn from its line of turns.jsonl, the
@@ -40,6 +41,8 @@ func turnEnded(r harness.TurnRecord, out *outcome) *events.Ended {
 		outcome = events.OutcomeFailed
 	case out.cutShort():
 		outcome = events.OutcomeCutShort
+	case r.Decision == loopstate.Unknown:
+		outcome = events.OutcomeUnknown // a turn a crash cut short, recorded by the next run
 	}
 	return &events.Ended{
 		Phase: string(r.Phase), Feature: r.Feature, Flipped: r.Flipped, Decision: string(r.Decision),

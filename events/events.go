@@ -151,6 +151,7 @@ const (
 	OutcomeAccepted = "accepted"  // the referee accepted the turn's work
 	OutcomeFailed   = "failed"    // the turn failed: the findings say why
 	OutcomeCutShort = "cut_short" // cancelled (a signal, pause --now, a budget or slice that ran out) or stopped by a setup error
+	OutcomeUnknown  = "unknown"   // a turn a crash cut short: the next run recorded it, its outcome unknown
 )
 
 // Ended is a turn.ended event's data: the turn's line of turns.jsonl
