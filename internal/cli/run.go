@@ -393,7 +393,10 @@ func runTask(ctx context.Context, o runOptions) error {
 
 		AcceptHistory: o.AcceptHistory,
 	}
-	copts.Events, copts.Redraw = progressFor(o.IO, liveProgress(o.IO, o.Getenv, o.NoProgress))
+	// The events on a terminal too would share it with the live line,
+	// which redraws in place: plain lines then.
+	live := liveProgress(o.IO, o.Getenv, o.NoProgress) && !(o.Events != nil && o.IO.OutTTY)
+	copts.Events, copts.Redraw = progressFor(o.IO, live)
 	if o.Events != nil {
 		copts.Events = controller.Tee(copts.Events, o.Events)
 	}
