@@ -69,6 +69,9 @@ func TestProgressEvents(t *testing.T) {
 	}
 	events.mu.Lock()
 	defer events.mu.Unlock()
+	if len(events.events) == 0 || events.events[0] != "event run.started" {
+		t.Fatalf("the run began with %q, want run.started", events.events[:min(len(events.events), 1)])
+	}
 	first := slices.IndexFunc(events.events, func(e string) bool { return strings.HasPrefix(e, "say turn 2/25 started") })
 	if first < 0 {
 		t.Fatalf("no start line of turn 2:\n%s", strings.Join(events.events, "\n"))
