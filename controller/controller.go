@@ -250,6 +250,7 @@ func Run(ctx context.Context, o Options) (*harness.State, error) {
 	}
 	c.mark = c.now()
 	c.notedMark()
+	c.emitRunStarted()
 	if err := c.startHistory(); err != nil {
 		return st, err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/grub-dev/grub/agent"
+	"github.com/grub-dev/grub/events"
 	"github.com/grub-dev/grub/harness"
 )
 
@@ -27,13 +28,20 @@ func (l *eventLog) add(format string, args ...any) {
 
 func (l *eventLog) Say(line string)       { l.add("say %s", line) }
 func (l *eventLog) Heartbeat(line string) { l.add("heartbeat %s", line) }
-func (l *eventLog) TurnStarted(s TurnStatus) {
-	l.add("started %s %d/%d %s %q at %s, %d of %d tokens", s.TaskID, s.Iteration, s.MaxIterations, s.Phase, s.Feature, s.Started.Format(time.TimeOnly), s.TokensUsed, s.TokenBudget)
+func (l *eventLog) Tick(now time.Time)    { l.add("tick %s", now.Format(time.TimeOnly)) }
+func (l *eventLog) Event(e events.Event) {
+	switch e.Type {
+	case events.TurnStarted:
+		s := e.Turn
+		l.add("started %s %d/%d %s %q at %s, %d of %d tokens", e.TaskID, e.Iteration, s.MaxIterations, s.Phase, s.Feature, e.Time.Format(time.TimeOnly), s.TokensUsed, s.TokenBudget)
+	case events.Activity:
+		l.add("activity %q %d", e.Activity.Text, e.Activity.Tokens)
+	case events.AgentDone:
+		l.add("ended")
+	default:
+		l.add("event %s", e.Type)
+	}
 }
-func (l *eventLog) Activity(what string) { l.add("activity %s", what) }
-func (l *eventLog) Usage(u agent.Usage)  { l.add("usage %d", u.Tokens()) }
-func (l *eventLog) Tick(now time.Time)   { l.add("tick %s", now.Format(time.TimeOnly)) }
-func (l *eventLog) TurnEnded()           { l.add("ended") }
 
 // busyAgent reports what it does and its usage before the fake agent
 // plays the turn.
@@ -61,6 +69,9 @@ func TestProgressEvents(t *testing.T) {
 	}
 	events.mu.Lock()
 	defer events.mu.Unlock()
+	if len(events.events) == 0 || events.events[0] != "event run.started" {
+		t.Fatalf("the run began with %q, want run.started", events.events[:min(len(events.events), 1)])
+	}
 	first := slices.IndexFunc(events.events, func(e string) bool { return strings.HasPrefix(e, "say turn 2/25 started") })
 	if first < 0 {
 		t.Fatalf("no start line of turn 2:\n%s", strings.Join(events.events, "\n"))
@@ -73,8 +84,8 @@ func TestProgressEvents(t *testing.T) {
 	want := []string{
 		"say turn 2/25 started: execution, feature feature-1",
 		fmt.Sprintf("started %s 2/25 execution \"feature-1\" at 03:04:05, 120 of 1000 tokens", r.id),
-		"activity shell: make test",
-		"usage 15",
+		`activity "shell: make test" 0`,
+		`activity "shell: make test" 15`,
 	}
 	if !slices.Equal(got[:len(want)], want) {
 		t.Errorf("turn 2 began with\n%s\nwant\n%s", strings.Join(got[:len(want)], "\n"), strings.Join(want, "\n"))
@@ -95,8 +106,11 @@ func TestProgressEvents(t *testing.T) {
 	if ticks != 4 || beats != 2 {
 		t.Errorf("%d ticks and %d heartbeats during a 1s turn, want 4 and 2:\n%s", ticks, beats, strings.Join(got[:end], "\n"))
 	}
-	if next := got[end+1]; !strings.HasPrefix(next, "say turn 2/25 ended after 1s") {
-		t.Errorf("after the end of the turn came %q, want its end line", next)
+	// Once the turn is recorded: its checks (init.sh and the flip's
+	// verify command), turn.ended, then the end line.
+	if after := got[end+1 : end+5]; !slices.Equal(after[:3], []string{"event turn.check", "event turn.check", "event turn.ended"}) ||
+		!strings.HasPrefix(after[3], "say turn 2/25 ended after 1s") {
+		t.Errorf("after the agent's part of the turn came\n%s\nwant its checks, turn.ended and its end line", strings.Join(after, "\n"))
 	}
 	for _, e := range got[end:] {
 		if strings.HasPrefix(e, "say turn 3/") {
@@ -112,13 +126,14 @@ func TestProgressEvents(t *testing.T) {
 func TestLinesPrintsOnlyLines(t *testing.T) {
 	var b strings.Builder
 	p := Lines(&b)
-	p.TurnStarted(TurnStatus{Iteration: 1})
+	p.Event(events.New(events.TurnStarted, "0a1b2c3d", time.Now(), 1))
 	p.Say("turn 1/3 started")
-	p.Activity("shell: \x1b[2J")
-	p.Usage(agent.Usage{OutputTokens: 1})
+	act := events.New(events.Activity, "0a1b2c3d", time.Now(), 1)
+	act.Activity = &events.Doing{Text: "shell: \x1b[2J", Tokens: 1}
+	p.Event(act)
 	p.Tick(time.Now())
 	p.Heartbeat("turn 1 still running (30s)")
-	p.TurnEnded()
+	p.Event(events.New(events.AgentDone, "0a1b2c3d", time.Now(), 1))
 	if want := "grub: turn 1/3 started\ngrub: turn 1 still running (30s)\n"; b.String() != want {
 		t.Errorf("Lines printed %q, want %q", b.String(), want)
 	}

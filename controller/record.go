@@ -67,6 +67,7 @@ func (c *Controller) record(ctx context.Context, out *outcome) error {
 	if err := c.writeRecord(ctx, false); err != nil {
 		return err
 	}
+	c.emitRecorded(ledger, out)
 	passing, total := 0, 0
 	if b := st.FeatureListBaseline; b != nil {
 		passing, total = b.Passing(), len(b.Features)

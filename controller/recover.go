@@ -62,6 +62,7 @@ func (c *Controller) recoverUnknownTurn(ctx context.Context) error {
 	if err := c.writeRecord(context.WithoutCancel(ctx), false); err != nil {
 		return err
 	}
+	c.emitRecorded(ledger, out)
 	c.say("turn %d was interrupted by a crash; recorded as unknown", st.CurrentIteration)
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/grub-dev/grub/agent"
+	"github.com/grub-dev/grub/events"
 	"github.com/grub-dev/grub/harness"
 	"github.com/grub-dev/grub/internal/failpoint"
 	"github.com/grub-dev/grub/internal/proc"
@@ -278,7 +279,8 @@ func (c *Controller) runAgent(ctx context.Context, plan turnPlan) (agent.Result,
 	c.mu.Unlock()
 	c.checkPauseNow() // a pause --now that came before the watch could see a turn
 	start := c.now()
-	c.progress.TurnStarted(c.turnStatus(plan.feature, start))
+	c.emitTurnStarted(plan.feature, start)
+	now := c.newDoing()
 	stopBeat := c.heartbeat(plan.feature)
 	timeBudgetLeft, _ := c.timeBudgetLeft()
 	timeBudgetLeft = max(timeBudgetLeft, 0)
@@ -302,11 +304,13 @@ func (c *Controller) runAgent(ctx context.Context, plan turnPlan) (agent.Result,
 		Locale:          st.Locale,
 		TokenBudgetLeft: tokensLeft(st),
 		Started:         func(pgid int) { start, _ := proc.StartTime(pgid); _ = c.lock.SetAgent(pgid, start) },
-		Activity:        c.progress.Activity,
-		Usage:           c.progress.Usage,
+		Activity:        now.activity,
+		Usage:           now.usage,
 	})
 	stopBeat()
-	c.progress.TurnEnded()
+	done := c.event(events.AgentDone)
+	done.Agent = &events.Agent{DurationSeconds: max(c.now().Sub(start).Seconds(), 0)}
+	c.progress.Event(done)
 	c.mu.Lock()
 	pausedNow := c.pauseNowReq
 	c.cancelTurn = nil

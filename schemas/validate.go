@@ -39,6 +39,9 @@ const (
 	ReportOutput = "report-output.schema.json"
 	// VersionOutput is the --json output of grub version.
 	VersionOutput = "version-output.schema.json"
+	// Events is one line of grub start --json (resume, answer): one event
+	// of a run (package events).
+	Events = "events.schema.json"
 )
 
 //go:embed *.schema.json

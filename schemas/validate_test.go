@@ -7,13 +7,13 @@ import (
 )
 
 func TestAllSchemasCompile(t *testing.T) {
-	for _, n := range []string{FeatureList, State, LoopState, Control, StatusOutput, ListOutput, HistoryOutput, ConfigOutput, ErrorOutput, DoctorOutput, VersionOutput} {
+	for _, n := range []string{FeatureList, State, LoopState, Control, StatusOutput, ListOutput, HistoryOutput, ConfigOutput, ErrorOutput, DoctorOutput, VersionOutput, Events} {
 		if _, err := schema(n); err != nil {
 			t.Fatalf("%s: %v", n, err)
 		}
 	}
-	if got := len(Names()); got != 13 {
-		t.Fatalf("Names() = %d schemas, want 13", got)
+	if got := len(Names()); got != 14 {
+		t.Fatalf("Names() = %d schemas, want 14", got)
 	}
 }
 

@@ -95,6 +95,7 @@ func TestScripts(t *testing.T) {
 			"exits":       cmdExits,
 			"jsonget":     cmdJSONGet,
 			"validjson":   cmdValidJSON,
+			"validjsonl":  cmdValidJSONLines,
 			"waitlock":    cmdWaitLock,
 			"waitfile":    cmdWaitFile,
 			"taskid":      cmdTaskID,
@@ -226,6 +227,26 @@ func cmdValidJSON(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("%v", err)
 	case err == nil && neg:
 		ts.Fatalf("%s is valid against %s, want invalid", args[1], args[0])
+	}
+}
+
+// cmdValidJSONLines checks every line of a file (or "stdout") against
+// one of grub's schemas, one document a line, and that there is at least
+// one line and nothing after the last newline.
+//
+//	validjsonl events.schema.json stdout
+func cmdValidJSONLines(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: validjsonl <schema> <file|stdout>")
+	}
+	text := ts.ReadFile(args[1])
+	if text == "" || !strings.HasSuffix(text, "\n") {
+		ts.Fatalf("%s: %d bytes, want lines each ended by a newline", args[1], len(text))
+	}
+	for i, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+		if err := schemas.Validate(args[0], fmt.Sprintf("%s line %d", args[1], i+1), []byte(line)); err != nil {
+			ts.Fatalf("%v\n%s", err, line)
+		}
 	}
 }
 

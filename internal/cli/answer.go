@@ -26,9 +26,11 @@ type AnswerOptions struct {
 	Getenv func(string) string
 	Ctx    context.Context
 
-	ID         string
-	Answer     string
-	JSON       bool
+	ID     string
+	Answer string
+	JSON   bool
+	// Events is --json's stream of the run's events (nil without --json).
+	Events     *eventStream
 	Heartbeat  time.Duration
 	NoProgress bool // --no-progress
 	Landlock   func() (int, bool)
@@ -68,10 +70,12 @@ grub resume.`,
 		Example: `  grub status                    # shows the question and its options
   grub answer "use SQLite; the service runs on one machine"
   grub answer 0a1b2c3d "postgres"
-  grub answer "option 2" --json  # print the final status as JSON`,
+  grub answer "option 2" --json  # the run's events on stdout, one JSON object a line`,
 		Args:              messageArgs("answer", "answer"),
 		ValidArgsFunction: completeTaskIDs(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			opts.Events = newEventStream(opts.IO, rf.JSON, opts.Now)
+			defer func() { err = opts.Events.stop(err) }()
 			opts.ID, opts.Answer = splitMessageArgs(args)
 			opts.Ctx = cmd.Context()
 			opts.JSON, opts.Heartbeat, opts.NoProgress = rf.JSON, rf.Heartbeat, rf.NoProgress
@@ -111,6 +115,7 @@ func answerRun(opts *AnswerOptions) error {
 		return err
 	}
 	id := st.ID
+	opts.Events.forTask(store, id)
 	if err := checkTaskTrust(store, st); err != nil {
 		return err
 	}
@@ -131,7 +136,7 @@ func answerRun(opts *AnswerOptions) error {
 	}
 	fmt.Fprintf(w, "grub: resuming task %s at iteration %d (%s)\n", id, st.CurrentIteration, st.Status)
 	return runTask(ctxOr(opts.Ctx), runOptions{IO: opts.IO, Store: store, ID: id, Now: opts.Now,
-		Getenv: opts.Getenv, JSON: opts.JSON, Heartbeat: opts.Heartbeat, NoProgress: opts.NoProgress, Landlock: opts.Landlock, Reap: opts.Reap, Detached: opts.Detached})
+		Getenv: opts.Getenv, Events: opts.Events, Heartbeat: opts.Heartbeat, NoProgress: opts.NoProgress, Landlock: opts.Landlock, Reap: opts.Reap, Detached: opts.Detached})
 }
 
 // recordAnswer stores answer as the next prompt's pending answer and logs

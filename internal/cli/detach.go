@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/grub-dev/grub/events"
 	"io"
 	"os"
 	"os/exec"
@@ -164,12 +165,12 @@ type detachedProgress struct {
 	ready func()
 }
 
-func (d *detachedProgress) TurnStarted(t controller.TurnStatus) {
-	if !d.done {
+func (d *detachedProgress) Event(e events.Event) {
+	if e.Type == events.TurnStarted && !d.done {
 		d.done = true
 		d.ready()
 	}
-	d.Progress.TurnStarted(t)
+	d.Progress.Event(e)
 }
 
 // detachedReady moves this process's stdout and stderr to task id's

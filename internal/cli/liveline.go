@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/grub-dev/grub/agent"
 	"github.com/grub-dev/grub/controller"
+	"github.com/grub-dev/grub/events"
 	"github.com/grub-dev/grub/internal/termsafe"
 	"github.com/grub-dev/grub/templates"
 )
@@ -58,12 +58,11 @@ type liveLine struct {
 	w     io.Writer
 	width func() int // the terminal's columns; 0 when unknown
 
-	active bool // a turn runs: the line is shown
-	drawn  bool // the line is on the screen
-	turn   controller.TurnStatus
-	usage  agent.Usage // the turn's usage so far
-	doing  string      // what the agent does now, as it said it
-	at     time.Time   // the clock's time at the last tick
+	active bool         // a turn runs: the line is shown
+	drawn  bool         // the line is on the screen
+	turn   events.Event // the turn's turn.started
+	now    events.Doing // the last turn.activity: what the agent does now, its usage so far
+	at     time.Time    // the clock's time at the last tick
 }
 
 func newLiveLine(w io.Writer, width func() int) *liveLine {
@@ -84,23 +83,31 @@ func (l *liveLine) Say(line string) {
 // Heartbeat is dropped: the live line shows the elapsed time.
 func (l *liveLine) Heartbeat(string) {}
 
-func (l *liveLine) TurnStarted(s controller.TurnStatus) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.active, l.turn, l.usage, l.doing, l.at = true, s, agent.Usage{}, "starting", s.Started
-	l.draw()
+// Event draws the line from the run's events: a turn's start shows it,
+// the agent's activity updates it, the end of the agent's part clears it.
+func (l *liveLine) Event(e events.Event) {
+	switch e.Type {
+	case events.TurnStarted:
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.active, l.turn, l.now, l.at = true, e, events.Doing{Text: "starting"}, e.Time
+		l.draw()
+	case events.Activity:
+		l.update(func() {
+			if e.Activity.Text != "" {
+				l.now.Text = e.Activity.Text
+			}
+			l.now.Tokens, l.now.CostUSD = e.Activity.Tokens, e.Activity.CostUSD
+		})
+	case events.AgentDone:
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.clear()
+		l.active = false
+	}
 }
 
-func (l *liveLine) Activity(what string) { l.update(func() { l.doing = what }) }
-func (l *liveLine) Usage(u agent.Usage)  { l.update(func() { l.usage = u }) }
-func (l *liveLine) Tick(now time.Time)   { l.update(func() { l.at = now }) }
-
-func (l *liveLine) TurnEnded() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.clear()
-	l.active = false
-}
+func (l *liveLine) Tick(now time.Time) { l.update(func() { l.at = now }) }
 
 // update changes the line's state and draws it, while a turn runs.
 func (l *liveLine) update(change func()) {
@@ -131,21 +138,24 @@ func (l *liveLine) draw() {
 // text is the line's content, before it is cut to the terminal's width.
 // The agent's words are escaped (termsafe.Line): they are outside text.
 func (l *liveLine) text() string {
-	t := l.turn
-	parts := []string{"grub " + t.TaskID, fmt.Sprintf("turn %d/%d", t.Iteration, t.MaxIterations)}
+	t := l.turn.Turn
+	parts := []string{"grub " + l.turn.TaskID, fmt.Sprintf("turn %d/%d", l.turn.Iteration, t.MaxIterations)}
 	if t.Feature != "" {
 		parts = append(parts, termsafe.Line(t.Feature))
 	} else {
 		parts = append(parts, t.Phase)
 	}
-	parts = append(parts, formatElapsed(l.at.Sub(t.Started)))
-	tokens := fmt.Sprintf("%s tokens", groupDigits(t.TokensUsed+l.usage.Tokens()))
+	parts = append(parts, formatElapsed(l.at.Sub(l.turn.Time)))
+	tokens := fmt.Sprintf("%s tokens", groupDigits(t.TokensUsed+l.now.Tokens))
 	if t.TokenBudget > 0 {
-		tokens = fmt.Sprintf("%s/%s tokens", groupDigits(t.TokensUsed+l.usage.Tokens()), groupDigits(t.TokenBudget))
+		tokens = fmt.Sprintf("%s/%s tokens", groupDigits(t.TokensUsed+l.now.Tokens), groupDigits(t.TokenBudget))
 	}
 	parts = append(parts, tokens)
-	if t.CostUSD != nil || l.usage.CostReported || t.CostBudgetUSD > 0 {
-		spent := l.usage.CostUSD
+	if t.CostUSD != nil || l.now.CostUSD != nil || t.CostBudgetUSD > 0 {
+		spent := 0.0
+		if l.now.CostUSD != nil {
+			spent = *l.now.CostUSD
+		}
 		if t.CostUSD != nil {
 			spent += *t.CostUSD
 		}
@@ -155,7 +165,7 @@ func (l *liveLine) text() string {
 		}
 		parts = append(parts, cost)
 	}
-	parts = append(parts, termsafe.Line(l.doing))
+	parts = append(parts, termsafe.Line(l.now.Text))
 	return strings.Join(parts, " · ")
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/grub-dev/grub/agent"
 	"github.com/grub-dev/grub/controller"
+	"github.com/grub-dev/grub/events"
 	"github.com/grub-dev/grub/harness"
 	"github.com/grub-dev/grub/internal/fakeagent"
 )
@@ -343,8 +344,10 @@ func TestLiveLineFitsTheWidth(t *testing.T) {
 	width := 40
 	l := newLiveLine(&b, func() int { return width })
 	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	l.TurnStarted(controller.TurnStatus{TaskID: "0a1b2c3d", Iteration: 3, MaxIterations: 9, Feature: "login\x1b]0;x\x07", Started: start})
-	l.Activity("editing main.go")
+	started := events.New(events.TurnStarted, "0a1b2c3d", start, 3)
+	started.Turn = &events.Turn{MaxIterations: 9, Feature: "login\x1b]0;x\x07"}
+	l.Event(started)
+	l.Event(activity("editing main.go"))
 	width = 200
 	l.Tick(start.Add(65 * time.Second))
 	_, drawn := screen(b.String())
@@ -354,9 +357,16 @@ func TestLiveLineFitsTheWidth(t *testing.T) {
 	if got, want := drawn[2], "grub 0a1b2c3d · turn 3/9 · login\\x1b]0;x\\x07 · 1m05s · 0 tokens · editing main.go"; got != want {
 		t.Errorf("on 200 columns: %q, want %q", got, want)
 	}
-	l.TurnEnded()
-	l.Activity("after the end")
+	l.Event(events.New(events.AgentDone, "0a1b2c3d", start, 3))
+	l.Event(activity("after the end"))
 	if lines, _ := screen(b.String()); len(lines) != 1 || lines[0] != "" {
 		t.Errorf("after the turn the screen shows %q, want an empty line", lines)
 	}
+}
+
+// activity is a turn.activity event saying what.
+func activity(what string) events.Event {
+	e := events.New(events.Activity, "0a1b2c3d", time.Time{}, 3)
+	e.Activity = &events.Doing{Text: what}
+	return e
 }

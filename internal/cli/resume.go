@@ -34,11 +34,13 @@ type ResumeOptions struct {
 	// the task's last run, and the user takes it as the task's new base.
 	AcceptHistory bool
 	JSON          bool
-	Heartbeat     time.Duration
-	NoProgress    bool // --no-progress
-	Landlock      func() (int, bool)
-	Reap          bool
-	Detached      *os.File // Factory.Detached (detach.go)
+	// Events is --json's stream of the run's events (nil without --json).
+	Events     *eventStream
+	Heartbeat  time.Duration
+	NoProgress bool // --no-progress
+	Landlock   func() (int, bool)
+	Reap       bool
+	Detached   *os.File // Factory.Detached (detach.go)
 }
 
 // NewCmdResume builds grub resume. runF, when not nil, replaces the run
@@ -95,7 +97,9 @@ it is now as the task's new base.`,
   grub resume 0a1b2c3d --for 5h30m --on-turn 'git push origin HEAD:grub/0a1b2c3d'`,
 		Args:              taskIDArg,
 		ValidArgsFunction: completeTaskIDs(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			opts.Events = newEventStream(opts.IO, rf.JSON, opts.Now)
+			defer func() { err = opts.Events.stop(err) }()
 			if len(args) > 0 {
 				opts.ID = args[0]
 			}
@@ -141,6 +145,7 @@ func resumeRun(opts *ResumeOptions) error {
 		return err
 	}
 	id := st.ID
+	opts.Events.forTask(store, id)
 	// A complete task whose last record a crash cut short is run: the
 	// controller finishes the record and stops.
 	if st.Status == harness.StatusComplete && recordWritten(store, st) {
@@ -215,7 +220,7 @@ func resumeRun(opts *ResumeOptions) error {
 		slice = " for " + harness.FormatSeconds(int64(opts.Slice/time.Second))
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "grub: resuming task %s at iteration %d (%s)%s\n", id, st.CurrentIteration, st.Status, slice)
-	return runTask(ctxOr(opts.Ctx), runOptions{IO: opts.IO, Store: store, ID: id, Limits: opts.Limits, Now: opts.Now, Getenv: opts.Getenv, JSON: opts.JSON, Heartbeat: opts.Heartbeat, NoProgress: opts.NoProgress,
+	return runTask(ctxOr(opts.Ctx), runOptions{IO: opts.IO, Store: store, ID: id, Limits: opts.Limits, Now: opts.Now, Getenv: opts.Getenv, Events: opts.Events, Heartbeat: opts.Heartbeat, NoProgress: opts.NoProgress,
 		Landlock: opts.Landlock, Reap: opts.Reap, Slice: opts.Slice, AcceptHistory: opts.AcceptHistory, Detached: opts.Detached})
 }
 

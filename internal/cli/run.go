@@ -72,7 +72,7 @@ type runFlags struct {
 }
 
 func (r *runFlags) register(cmd *cobra.Command) {
-	cmd.Flags().BoolVar(&r.JSON, "json", false, "when the task stops, print its status as one JSON object (schemas/status-output.schema.json)")
+	cmd.Flags().BoolVar(&r.JSON, "json", false, "print the run's events on stdout as they happen, one JSON object a line (schemas/events.schema.json): run.started, turn.started, turn.activity, turn.agent_done, turn.finding, turn.check, turn.ended, question, and always last run.stopped, with the exit code and the task's status as grub status --json prints it; the human lines stay on stderr")
 	cmd.Flags().DurationVar(&r.Heartbeat, "heartbeat", 30*time.Second, "how often a long turn reports that it is still running")
 	registerNoProgress(cmd, &r.NoProgress)
 	cmd.Flags().BoolVar(&r.Detach, "detach", false, "run in the background: print the task's id once a turn starts and exit 0; the runner's output goes to .grub/<id>/runner.log")
@@ -322,13 +322,15 @@ func checkCommandProgram(cmd, root string) error {
 
 // runOptions are what start and resume hand to runTask.
 type runOptions struct {
-	IO        *IOStreams
-	Store     *harness.Store
-	ID        string
-	Limits    harness.LimitChanges
-	Now       func() time.Time
-	Getenv    func(string) string
-	JSON      bool
+	IO     *IOStreams
+	Store  *harness.Store
+	ID     string
+	Limits harness.LimitChanges
+	Now    func() time.Time
+	Getenv func(string) string
+	// Events is --json's stream (nil without it): the run's events on
+	// stdout, and the final status in its run.stopped instead of stdout.
+	Events    *eventStream
 	Heartbeat time.Duration
 	// Landlock probes the kernel (Factory.Landlock); Reap is Factory.Reap.
 	Landlock func() (int, bool)
@@ -348,6 +350,7 @@ type runOptions struct {
 // prints the final status (text, or JSON with --json) on stdout and returns
 // an error whose exit code is that of the final status.
 func runTask(ctx context.Context, o runOptions) error {
+	o.Events.forTask(o.Store, o.ID)
 	st, err := o.Store.LoadState(o.ID)
 	if err != nil {
 		return err
@@ -399,7 +402,13 @@ func runTask(ctx context.Context, o runOptions) error {
 
 		AcceptHistory: o.AcceptHistory,
 	}
-	copts.Events, copts.Redraw = progressFor(o.IO, liveProgress(o.IO, o.Getenv, o.NoProgress))
+	// The events on a terminal too would share it with the live line,
+	// which redraws in place: plain lines then.
+	live := liveProgress(o.IO, o.Getenv, o.NoProgress) && !(o.Events != nil && o.IO.OutTTY)
+	copts.Events, copts.Redraw = progressFor(o.IO, live)
+	if o.Events != nil {
+		copts.Events = controller.Tee(copts.Events, o.Events)
+	}
 	if o.Detached != nil {
 		copts.Events = &detachedProgress{Progress: copts.Events, ready: func() { detachedReady(o.Detached, o.Store, o.ID) }}
 	}
@@ -531,8 +540,15 @@ func printFinal(o runOptions, st *harness.State) error {
 		return err
 	}
 	v.Sandbox = newSandboxView(st, o.Store.Root, o.Getenv, o.Landlock)
-	if o.JSON {
-		return writeJSON(o.IO.Out, schemas.StatusOutput, newStatusOutput(v))
+	if o.Events != nil {
+		// stdout holds only events: the status goes in run.stopped, and
+		// for people on stderr.
+		task, err := encodeJSON(schemas.StatusOutput, newStatusOutput(v), false)
+		if err != nil {
+			return err
+		}
+		o.Events.stopped(st, task[:len(task)-1])
+		return printStatus(o.IO.ErrOut, v, o.Now())
 	}
 	return printStatus(o.IO.Out, v, o.Now())
 }

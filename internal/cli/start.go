@@ -32,6 +32,8 @@ type StartOptions struct {
 	Hooks      harness.Hooks
 	Slice      time.Duration // --for: how long this run may go on
 	JSON       bool
+	// Events is --json's stream of the run's events (nil without --json).
+	Events     *eventStream
 	Heartbeat  time.Duration
 	NoProgress bool // --no-progress
 	// Landlock probes the kernel; Reap makes the run a child subreaper.
@@ -61,9 +63,14 @@ restores the feature list if the agent broke its rules, and runs init.sh and
 the feature's verify command before it accepts a feature as passing.
 
 Progress goes to stderr, one line per turn start and end; when the task
-stops, its status is printed on stdout (--json: one JSON object). The exit
-code is that of the final status (see grub --help). Ctrl-C cancels the turn
-and leaves the task paused; grub resume continues it.
+stops, its status is printed on stdout. With --json, stdout holds only the
+run's events as they happen, one JSON object a line (run.started,
+turn.started, turn.activity, turn.agent_done, turn.finding, turn.check,
+turn.ended, question; schemas/events.schema.json), and always last
+run.stopped, with the exit code and the task's status as grub status --json
+prints it; the status for people goes to stderr then. The exit code is that
+of the final status (see grub --help). Ctrl-C cancels the turn and leaves
+the task paused; grub resume continues it.
 
 --detach runs the task in the background instead (resume and answer take
 it too): grub prints the task's id on stdout once its first turn starts,
@@ -145,8 +152,9 @@ func NewCmdStart(f *Factory, runF func(*StartOptions) error) *cobra.Command {
   grub start "port the CLI to cobra" --max-iter 40 --token-budget 2000000 --time-budget 3h
   grub start "修复登录页面" --locale zh --agent command --agent-cmd ./agent.sh`,
 		Args: startArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var err error
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			opts.Events = newEventStream(opts.IO, rf.JSON, opts.Now)
+			defer func() { err = opts.Events.stop(err) }()
 			if opts.Goal, err = readGoal(opts.IO.In, opts.GoalFile, args); err != nil {
 				return err
 			}
@@ -287,6 +295,7 @@ func startRun(opts *StartOptions) error {
 	if err := store.Create(st); err != nil {
 		return err
 	}
+	opts.Events.forTask(store, st.ID)
 	// The task's settings are this user's: resume trusts them here (trust.go).
 	if err := store.TrustTask(st); err != nil {
 		return err
@@ -295,7 +304,7 @@ func startRun(opts *StartOptions) error {
 	if base != nil {
 		sayBase(opts.IO.ErrOut, base)
 	}
-	return runTask(ctxOr(opts.Ctx), runOptions{IO: opts.IO, Store: store, ID: st.ID, Now: opts.Now, Getenv: opts.Getenv, JSON: opts.JSON, Heartbeat: opts.Heartbeat, NoProgress: opts.NoProgress,
+	return runTask(ctxOr(opts.Ctx), runOptions{IO: opts.IO, Store: store, ID: st.ID, Now: opts.Now, Getenv: opts.Getenv, Events: opts.Events, Heartbeat: opts.Heartbeat, NoProgress: opts.NoProgress,
 		Landlock: opts.Landlock, Reap: opts.Reap, Slice: opts.Slice, Detached: opts.Detached})
 }
 

@@ -41,6 +41,10 @@ var trustKeys = map[string]string{
 // safeKeys are the keys of grub start that need no trust: limits, budgets,
 // the model, the prompts' language, how progress is shown.
 //
+// --json (start's event stream on stdout) is no key at all (notSettings
+// in defaults.go): it changes only what grub prints, and a repository's
+// file must not change what a program reading grub's stdout gets.
+//
 // allow-domain is safe: an allowlist only narrows an open network, and
 // with --no-network it is refused, never a widening.
 var safeKeys = []string{

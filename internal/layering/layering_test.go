@@ -18,6 +18,7 @@ const module = "github.com/grub-dev/grub"
 // JSON Schema library) and other leaves.
 var leaves = []string{
 	"agent",
+	"events",
 	"featurelist",
 	"internal/atomicfile",
 	"internal/failpoint",
