@@ -256,6 +256,18 @@ func mcpRefusals(t *testing.T, e *mcpEnv, s *mcp.ClientSession) {
 	if entries, _ := os.ReadDir(filepath.Join(e.ws, ".grub")); len(entries) > 0 {
 		t.Fatalf("a refused start made %v", entries)
 	}
+	// An id is never a flag: a flag smuggled in as the id would reach
+	// resume's and edit's own flags past the rule above.
+	for _, tool := range []string{"grub_resume", "grub_status", "grub_edit", "grub_pause"} {
+		bad := map[string]any{"id": "--sandbox=off"}
+		if tool == "grub_resume" || tool == "grub_edit" {
+			bad["max_iter"] = 3
+		}
+		_, text, isErr := call(t, s, tool, bad, nil)
+		if !isErr || !strings.Contains(text, "is not a task id") {
+			t.Errorf("%s with the id --sandbox=off: want a refusal, got %v: %s", tool, isErr, text)
+		}
+	}
 }
 
 // mcpQuestion: a question the agent asks is kept, and answered by a

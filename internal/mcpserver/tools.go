@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -78,11 +79,16 @@ func (s *server) tools() []tool {
 	}
 }
 
-// idArgs is the call's id as the command's argument, when given.
+// idArgs is the call's id as the command's argument, when given. An id
+// is never read as a flag: "--sandbox=off" as the id of grub_resume would
+// otherwise reach resume's flags past the rule on what a client may set.
 func (c *call) idArgs() ([]string, error) {
 	id, err := c.args.str("id")
 	if err != nil || id == "" {
 		return nil, err
+	}
+	if strings.HasPrefix(id, "-") || strings.ContainsAny(id, " \t\n") {
+		return nil, fmt.Errorf("%s: id %q is not a task id (grub_list lists them)", c.tool, id)
 	}
 	return []string{id}, nil
 }
