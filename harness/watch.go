@@ -19,35 +19,7 @@ func (s *Store) WatchControl(id string, changed func()) (stop func(), err error)
 	if err != nil {
 		return nil, err
 	}
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return nil, fmt.Errorf("watch control requests: %w", err)
-	}
-	if err := w.Add(dir); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("watch %s: %w", dir, err)
-	}
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-done:
-				return
-			case ev, ok := <-w.Events:
-				if !ok {
-					return
-				}
-				if filepath.Base(ev.Name) == FileControl && ev.Op&(fsnotify.Create|fsnotify.Write|fsnotify.Rename) != 0 {
-					changed()
-				}
-			case _, ok := <-w.Errors:
-				if !ok {
-					return
-				}
-			}
-		}
-	}()
-	return func() { close(done); w.Close() }, nil
+	return watchNames(dir, dir, "watch control requests", map[string]bool{FileControl: true}, changed)
 }
 
 // WatchTask calls changed (on a goroutine of its own) each time a file of
@@ -61,15 +33,22 @@ func (s *Store) WatchTask(id string, changed func()) (stop func(), err error) {
 		return nil, err
 	}
 	dir := s.Dir(id)
+	names := map[string]bool{FileState: true, FileTurnLedger: true, FileFeatureList: true, FileProgressLog: true, FileRunnerLog: true}
+	return watchNames(dir, s.Rel(dir), "watch task "+id, names, changed)
+}
+
+// watchNames calls changed each time a file of folder dir named in names
+// is created, written or renamed into place, until stop is called; shown
+// is dir as errors name it, what the watch is for as they begin.
+func watchNames(dir, shown, what string, names map[string]bool, changed func()) (stop func(), err error) {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
-		return nil, fmt.Errorf("watch task %s: %w", id, err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	if err := w.Add(dir); err != nil {
 		w.Close()
-		return nil, fmt.Errorf("watch %s: %w", s.Rel(dir), err)
+		return nil, fmt.Errorf("watch %s: %w", shown, err)
 	}
-	names := map[string]bool{FileState: true, FileTurnLedger: true, FileFeatureList: true, FileProgressLog: true, FileRunnerLog: true}
 	done := make(chan struct{})
 	go func() {
 		for {

@@ -347,7 +347,7 @@ type runOptions struct {
 
 // runTask runs the controller in the foreground until the task stops, with
 // SIGINT and SIGTERM cancelling the turn and leaving the task paused. It
-// prints the final status (text, or JSON with --json) on stdout and returns
+// prints the final status on stdout (with --json, in the last event, run.stopped) and returns
 // an error whose exit code is that of the final status.
 func runTask(ctx context.Context, o runOptions) error {
 	o.Events.forTask(o.Store, o.ID)
